@@ -1,0 +1,3 @@
+from tauguard.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""tauguard's command-line interface: one module per command, registered in main."""

@@ -1,0 +1,39 @@
+"""Shared CLI helpers: one-line user errors, output formats, environment defaults."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import NoReturn
+
+import typer
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+
+
+class OutputFormat(str, Enum):
+    """Formats for tabular output."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one clear line to stderr and exit (2 = usage or input error by default)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def quiet_environment() -> None:
+    """Keep litellm off the network and tau2's logging out of the user's terminal."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+
+def is_tty() -> bool:
+    """Whether stdout is an interactive terminal (rich progress) or a log (plain lines)."""
+    return sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")

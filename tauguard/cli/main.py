@@ -1,0 +1,59 @@
+"""The `tauguard` command. Commands live one per module and import heavy libraries lazily,
+so `tauguard --help` and every command's `--help` stay fast (no tau2, no litellm)."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from tauguard.cli.common import quiet_environment
+
+quiet_environment()
+
+app = typer.Typer(
+    name="tauguard",
+    help="Compare runtime guarding strategies for tool-calling agents on tau2-bench.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """Compare runtime guarding strategies for tool-calling agents on tau2-bench.
+
+    Runs with the built-in `sim` model are simulations, never findings about real LLMs.
+    """
+
+
+# (module, attribute, command name); a module exposing a Typer sub-app is added as a group.
+_COMMANDS: list[tuple[str, str, str]] = [
+    ("tauguard.cli.run", "run", "run"),
+    ("tauguard.cli.show", "show", "show"),
+    ("tauguard.cli.strategies", "strategies", "strategies"),
+    ("tauguard.cli.compare", "compare", "compare"),
+    ("tauguard.cli.check", "check", "check"),
+    ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.probes", "app", "probes"),
+]
+
+for _module, _attr, _name in _COMMANDS:
+    try:
+        _mod = importlib.import_module(_module)
+    except ModuleNotFoundError as _exc:  # TODO(before landing): make strict
+        if _exc.name != _module:
+            raise
+        continue
+    _obj = getattr(_mod, _attr)
+    if isinstance(_obj, typer.Typer):
+        app.add_typer(_obj, name=_name)
+    else:
+        app.command(_name)(_obj)
+
+
+def main() -> None:
+    """Entry point for `python -m tauguard`."""
+    app()

@@ -1,0 +1,154 @@
+"""The guard hook contract: what a strategy may do around the inner agent.
+
+A strategy wraps the inner agent (LLM or sim) with optional hooks, all receiving the
+conversation so far as :class:`~tauguard.conversation.Conversation`:
+
+- ``on_user_turn``: after each user message, may return guidance text for the agent;
+- ``before_write``: before each WRITE tool call (tau2's own tool type), returns a
+  :class:`GuardDecision`. Anything but ALLOW keeps the call from the environment; the
+  inner agent gets the decision as that call's error result;
+- ``after_tool``: after each tool result (observe only);
+- ``render_context``: extra context placed in an LLM agent's prompt before each call.
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+
+
+class Verdict(str, Enum):
+    """Outcome of a gate."""
+
+    ALLOW = "ALLOW"
+    VERIFY = "VERIFY"  # a required fact or step is missing: read or ask first
+    REVISE = "REVISE"  # an argument conflicts with observed facts; a compliant variant exists
+    BLOCK = "BLOCK"  # the request itself is not permitted
+
+
+class GuardUsage(BaseModel):
+    """Model usage of one hook firing (zero for deterministic guards)."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def __add__(self, other: "GuardUsage") -> "GuardUsage":
+        return GuardUsage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost=self.cost + other.cost,
+        )
+
+
+class GuardDecision(BaseModel):
+    """A gate's decision on one proposed WRITE call."""
+
+    verdict: Verdict
+    reason: str = ""
+    remediation: str = ""
+    rule_id: str | None = None
+    # Facts the decision used (e.g. ledger values), for audit and for show/probes.
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    # For REVISE: the compliant arguments, when the guard can name them.
+    revised_arguments: dict[str, Any] | None = None
+    usage: GuardUsage = Field(default_factory=GuardUsage)
+    # Raw model output for LLM-backed guards (always kept, also on parse failures).
+    raw: str | None = None
+
+    @classmethod
+    def allow(cls, reason: str = "") -> "GuardDecision":
+        """An ALLOW decision."""
+        return cls(verdict=Verdict.ALLOW, reason=reason)
+
+    def as_tool_error(self) -> str:
+        """The text the inner agent receives as the held call's error result."""
+        parts = [f"GUARD {self.verdict.value}"]
+        if self.rule_id:
+            parts[0] += f" [{self.rule_id}]"
+        parts[0] += ": the call was NOT executed."
+        if self.reason:
+            parts.append(f"Reason: {self.reason}")
+        if self.remediation:
+            parts.append(f"To proceed: {self.remediation}")
+        return " ".join(parts)
+
+
+HookName = Literal["user_turn", "before_write", "after_tool", "retry_exhausted"]
+
+
+class GuardEvent(BaseModel):
+    """One hook firing, as recorded in a trial record."""
+
+    hook: HookName
+    step: int  # index of the conversation event the hook fired at
+    tool_call: ToolCallView | None = None
+    verdict: Verdict | None = None
+    reason: str = ""
+    remediation: str = ""
+    rule_id: str | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    guidance: str | None = None
+    latency_s: float = 0.0
+    usage: GuardUsage = Field(default_factory=GuardUsage)
+    raw: str | None = None
+    fault_id: str | None = None  # set when the gated call carried an injected fault
+
+
+class SessionContext(BaseModel):
+    """What a strategy knows about the simulation it guards (never the gold plan)."""
+
+    domain: str
+    task_id: str
+    policy: str
+    tool_types: dict[str, str]  # agent tool name -> READ | WRITE | THINK | GENERIC
+    user_tool_types: dict[str, str] = Field(default_factory=dict)
+    guard_llm: str | None = None
+    guard_llm_args: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class GuardSession:
+    """Per-simulation guard state. Override only the hooks a strategy needs."""
+
+    def on_user_turn(self, message: ConversationEvent, conversation: Conversation) -> str | None:
+        """Called after each user text message; may return guidance for the agent."""
+        return None
+
+    def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
+        """Called before each WRITE tool call of the agent."""
+        return GuardDecision.allow()
+
+    def after_tool(self, result: ConversationEvent, conversation: Conversation) -> None:
+        """Called after each tool result the agent receives."""
+
+    def render_context(self) -> str | None:
+        """Extra context rendered into an LLM agent's prompt before each model call."""
+        return None
+
+
+class Strategy:
+    """A guarding strategy: a factory of per-simulation guard sessions.
+
+    Subclasses set ``name`` and ``description`` and override :meth:`new_session`.
+    ``hooks`` lists the hooks the strategy implements (for ``tauguard strategies``).
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    hooks: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options: dict[str, Any] = dict(options or {})
+
+    def new_session(self, context: SessionContext) -> GuardSession | None:
+        """A fresh guard session for one simulation; None means no hooks at all."""
+        return None

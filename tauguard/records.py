@@ -1,0 +1,115 @@
+"""Persisted run data: the manifest and one record per (task, trial).
+
+Schema of ``runs/<run-id>/``:
+- ``manifest.json``: :class:`Manifest`;
+- ``simulations.jsonl``: one :class:`TrialRecord` per line, appended and flushed as each
+  (task, trial) finishes. A resumed run appends; the loader keeps the last record of each
+  (domain, task_id, trial) and tolerates a truncated last line.
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tauguard.guard import GuardEvent
+
+SCHEMA_VERSION = 1
+SUCCESS_TOLERANCE = 1e-6  # tau2's is_successful: |reward - 1| <= 1e-6
+
+
+def is_success(reward: float | None) -> bool:
+    """tau2's success criterion: reward equal to 1 within 1e-6."""
+    return reward is not None and (1 - SUCCESS_TOLERANCE) <= reward <= (1 + SUCCESS_TOLERANCE)
+
+
+class RoleUsage(BaseModel):
+    """Cost and tokens of one role (agent, user or guard) in one trial."""
+
+    cost: float | None = 0.0  # None when the provider reported no cost
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+
+class InjectedFault(BaseModel):
+    """A fault the sim agent was scheduled to make in this trial."""
+
+    fault_id: str
+    fault_class: str  # A / T / D / W / PV
+    tool: str | None = None
+    step: int | None = None  # conversation event index where it took effect; None = not reached
+    applied: bool = False  # False when the trial ended before it, or it did not apply
+    intercepted: bool | None = None  # a guard held the faulty call (None: not applied)
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class TrialRecord(BaseModel):
+    """The outcome of one (task, trial) simulation."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    domain: str
+    task_id: str
+    trial: int
+    seed: int
+    strategy: str
+    simulated: bool  # True when either agent or user is the built-in sim model
+    policy_violation_task: bool  # gold plan has no agent-side WRITE
+    reward: float | None = None
+    success: bool | None = None
+    termination_reason: str | None = None
+    # Adversarial-user outcome: True/False when judged, None when unknown or not attacked.
+    attack_success: bool | None = None
+    attacked: bool = False
+    guard_events: list[GuardEvent] = Field(default_factory=list)
+    faults: list[InjectedFault] = Field(default_factory=list)
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)  # agent / user / guard
+    duration_s: float = 0.0
+    error: str | None = None  # infrastructure error; such trials are excluded from metrics
+    simulation: dict[str, Any] | None = None  # tau2 SimulationRun, JSON-dumped
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The identity of a trial within a run."""
+        return (self.domain, self.task_id, self.trial)
+
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+class Manifest(BaseModel):
+    """What a run was asked to do, with what, and how it went."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    status: RunStatus = "running"
+    created_at: str
+    updated_at: str
+    simulated: bool
+    strategy: str
+    strategy_options: dict[str, Any] = Field(default_factory=dict)
+    domains: list[str]
+    split: str
+    task_ids: dict[str, list[str]]  # domain -> task ids
+    trials: int
+    agent_llm: str
+    user_llm: str
+    guard_llm: str | None = None
+    llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)  # secrets redacted
+    seed: int
+    max_steps: int
+    fault_profile: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)  # resolved config, secrets redacted
+    versions: dict[str, str] = Field(default_factory=dict)
+    git_commit: str | None = None
+    wall_time_s: float = 0.0
+    counts: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def expected_units(self) -> int:
+        """Number of (task, trial) units the run should contain."""
+        return sum(len(ids) for ids in self.task_ids.values()) * self.trials

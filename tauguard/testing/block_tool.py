@@ -1,0 +1,36 @@
+"""Test-only strategy: blocks every call to one named WRITE tool.
+
+It proves the hook contract end to end: the held call never reaches the environment, the
+inner agent receives the decision as the call's error result, and the event is recorded.
+"""
+
+from __future__ import annotations
+
+from tauguard.conversation import Conversation, ToolCallView
+from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
+
+
+class _BlockToolSession(GuardSession):
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+
+    def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
+        if call.name != self.tool:
+            return GuardDecision.allow()
+        return GuardDecision(
+            verdict=Verdict.BLOCK,
+            reason=f"the test strategy blocks every call to {self.tool}",
+            remediation="tell the user this action cannot be performed",
+            rule_id="test.block_tool",
+        )
+
+
+class BlockToolStrategy(Strategy):
+    """Test-only: blocks one named tool (option ``tool``; default ``cancel_reservation``)."""
+
+    name = "block-tool"
+    description = "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."
+    hooks = ("before_write",)
+
+    def new_session(self, context: SessionContext) -> GuardSession:
+        return _BlockToolSession(str(self.options.get("tool", "cancel_reservation")))
