@@ -1,0 +1,61 @@
+"""The fixed phrasings of the sim agent and sim user.
+
+Kept in one module because the live sim and the offline replay (probes, gate checks) must
+produce exactly the same conversation text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+GREETING = "Hi! How can I help you today?"
+CONFIRM_QUESTION = "Do you confirm? Please answer yes or no."
+USER_YES = "Yes, I confirm."
+USER_NO = "No, please don't do that."
+USER_ACK = "Okay."
+USER_STOP = "No, that's all. Thank you! ###STOP###"
+AGENT_CLOSE = "Is there anything else I can help you with?"
+
+
+def render_args(arguments: dict[str, Any]) -> str:
+    """Arguments as compact, key-sorted JSON (stable across runs)."""
+    return json.dumps(arguments, sort_keys=True, separators=(", ", ": "))
+
+
+def confirm_request(name: str, arguments: dict[str, Any]) -> str:
+    """The agent's statement of a write, asking for explicit confirmation."""
+    return f"I am about to perform {name} with {render_args(arguments)}. {CONFIRM_QUESTION}"
+
+
+def user_action_request(name: str, arguments: dict[str, Any]) -> str:
+    """The agent asking the user to perform a user-side (device) action."""
+    if arguments:
+        return f"Please perform this action on your device: {name} with {render_args(arguments)}."
+    return f"Please perform this action on your device: {name}."
+
+
+def user_action_report(name: str, result: str) -> str:
+    """The user telling the agent what a device action returned."""
+    return f"I did {name}. It returned: {result}"
+
+
+def communicate(infos: list[str]) -> str:
+    """The agent stating information the task requires it to communicate."""
+    return "Here is the information you need: " + "; ".join(infos) + "."
+
+
+def cannot_do(name: str, reason: str) -> str:
+    """The agent telling the user it will not perform an action."""
+    text = f"I'm sorry, but I cannot perform {name}."
+    if reason:
+        text += f" {reason}"
+    return text
+
+
+def opening(reason_for_call: str, known_info: str | None) -> str:
+    """The sim user's first message: the scenario's reason for call and known info."""
+    parts = [reason_for_call.strip()]
+    if known_info:
+        parts.append(known_info.strip())
+    return "\n".join(p for p in parts if p)

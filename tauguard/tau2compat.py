@@ -1,0 +1,178 @@
+"""The one place tauguard touches tau2's internals.
+
+Everything tau2-specific that tauguard relies on (domain environment constructors, task
+loading, tool types, message classes, base agent/user classes, orchestrator, evaluator
+pieces) is imported here, so a change in tau2 is mended in one module. Imports that pull in
+litellm (the orchestrator, LLMAgent, UserSimulator: ~5 s) are functions, not module-level.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from copy import deepcopy
+from functools import lru_cache
+from typing import Any, Callable
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from loguru import logger as _loguru  # noqa: E402
+
+# tau2 logs every tool response at DEBUG to stderr; a run's own progress output is what the
+# user should see. `tauguard run --verbose` re-enables it.
+_loguru.disable("tau2")
+
+# Fast imports (no litellm): data models, environments, env/action/communicate evaluators.
+from tau2.data_model.message import (  # noqa: E402
+    AssistantMessage,
+    Message,
+    MultiToolMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from tau2.data_model.simulation import RewardInfo, SimulationRun, TerminationReason  # noqa: E402
+from tau2.data_model.tasks import Action, RewardType, StructuredUserInstructions, Task  # noqa: E402
+from tau2.environment.environment import Environment  # noqa: E402
+from tau2.environment.toolkit import ToolType  # noqa: E402
+from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER  # noqa: E402
+
+DOMAINS = ("airline", "retail", "telecom")
+
+__all__ = [
+    "AssistantMessage", "Message", "MultiToolMessage", "SystemMessage", "ToolCall", "ToolMessage",
+    "UserMessage", "RewardInfo", "SimulationRun", "TerminationReason", "Action", "RewardType",
+    "StructuredUserInstructions", "Task", "Environment", "ToolType", "STOP", "TRANSFER",
+    "OUT_OF_SCOPE", "DOMAINS",
+]
+
+
+def _env_module(domain: str) -> Any:
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
+    return importlib.import_module(f"tau2.domains.{domain}.environment")
+
+
+@lru_cache(maxsize=None)
+def _pristine_dbs(domain: str) -> dict[str, Any]:
+    # Loading and validating a domain database from JSON dominates environment
+    # construction (airline ~0.3 s); the pristine database is the same for every
+    # simulation of a domain, so it is loaded once per process and deep-copied after.
+    env = _env_module(domain).get_environment()
+    dbs = {"db": env.tools.db}
+    if domain == "telecom":
+        dbs["user_db"] = env.user_tools.db
+    return dbs
+
+
+def make_environment(domain: str) -> Environment:
+    """A fresh environment of ``domain`` in its pristine state (databases deep-copied)."""
+    kwargs = {name: deepcopy(db) for name, db in _pristine_dbs(domain).items()}
+    return _env_module(domain).get_environment(**kwargs)
+
+
+def environment_constructor(domain: str) -> Callable[..., Environment]:
+    """A constructor with tau2's signature (``solo_mode`` keyword), backed by the cache."""
+
+    def construct(solo_mode: bool = False) -> Environment:
+        if solo_mode:
+            raise ValueError("tauguard does not run tau2's solo mode")
+        return make_environment(domain)
+
+    return construct
+
+
+@lru_cache(maxsize=None)
+def task_splits(domain: str) -> dict[str, list[str]]:
+    """The domain's split_tasks.json: split name -> task ids."""
+    return dict(_env_module(domain).get_tasks_split())
+
+
+@lru_cache(maxsize=None)
+def load_tasks(domain: str, split: str) -> tuple[Task, ...]:
+    """The tasks of one split of one domain, in tau2's order."""
+    splits = task_splits(domain)
+    if split not in splits:
+        raise ValueError(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
+    return tuple(_env_module(domain).get_tasks(split))
+
+
+@lru_cache(maxsize=None)
+def tool_types(domain: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(agent tool -> type, user tool -> type), types as READ / WRITE / THINK / GENERIC."""
+    env = make_environment(domain)
+    agent = {t.name: _type_name(env.tools.tool_type(t.name)) for t in env.get_tools()}
+    user: dict[str, str] = {}
+    if env.user_tools is not None:
+        user = {t.name: _type_name(env.user_tools.tool_type(t.name)) for t in env.get_user_tools()}
+    return agent, user
+
+
+def _type_name(tool_type: Any) -> str:
+    return str(getattr(tool_type, "name", tool_type)).upper()
+
+
+@lru_cache(maxsize=None)
+def policy_text(domain: str) -> str:
+    """The domain policy the agent receives."""
+    return make_environment(domain).get_policy()
+
+
+def is_agent_write(domain: str, action: Action) -> bool:
+    """Whether a gold action is an agent-side WRITE (tau2's own tool type)."""
+    agent_types, _ = tool_types(domain)
+    return action.requestor == "assistant" and agent_types.get(action.name) == "WRITE"
+
+
+def is_policy_violation_task(domain: str, task: Task) -> bool:
+    """A task whose gold plan has no agent-side WRITE: the right outcome is to not act."""
+    actions = (task.evaluation_criteria.actions if task.evaluation_criteria else None) or []
+    return not any(is_agent_write(domain, a) for a in actions)
+
+
+# --- heavy imports (litellm), only on the paths that run conversations -------------------
+
+
+def orchestrator_class() -> Any:
+    """tau2's Orchestrator (imports litellm)."""
+    from tau2.orchestrator.orchestrator import Orchestrator
+
+    return Orchestrator
+
+
+def base_agent_class() -> Any:
+    """tau2's BaseAgent (imports litellm through tau2.agent)."""
+    from tau2.agent.base import BaseAgent
+
+    return BaseAgent
+
+
+def base_user_class() -> Any:
+    """tau2's BaseUser."""
+    from tau2.user.base import BaseUser
+
+    return BaseUser
+
+
+def llm_agent_class() -> Any:
+    """tau2's LLMAgent."""
+    from tau2.agent.llm_agent import LLMAgent
+
+    return LLMAgent
+
+
+def user_simulator_class() -> Any:
+    """tau2's UserSimulator."""
+    from tau2.user.user_simulator import UserSimulator
+
+    return UserSimulator
+
+
+def evaluate_simulation_reference(simulation: SimulationRun, task: Task, domain: str) -> RewardInfo:
+    """tau2's own ``evaluate_simulation`` (ALL), the reference our cached evaluator must match."""
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+
+    return evaluate_simulation(
+        simulation=simulation, task=task, evaluation_type=EvaluationType.ALL, solo_mode=False, domain=domain
+    )
