@@ -18,8 +18,9 @@ Pure library: imports neither tau2 nor litellm (nor numpy; this module is plain 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from math import comb
-from typing import TYPE_CHECKING, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -141,9 +142,7 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
     return [tasks[key] for key in sorted(tasks)]
 
 
-def select(
-    outcomes: Iterable[TaskOutcome], subset: Subset = "all", domain: str | None = None
-) -> list[TaskOutcome]:
+def select(outcomes: Iterable[TaskOutcome], subset: Subset = "all", domain: str | None = None) -> list[TaskOutcome]:
     """The task outcomes of one slice: a subset of tasks, optionally restricted to a domain."""
     chosen = []
     for out in outcomes:
@@ -337,12 +336,12 @@ def summarize_outcomes(
     )
 
 
-def run_is_simulated(run: "Run") -> bool:
+def run_is_simulated(run: Run) -> bool:
     """Whether a run used the sim model (manifest flag, or any record's flag)."""
     return run.manifest.simulated or any(r.simulated for r in run.records)
 
 
-def summarize_run(run: "Run") -> RunMetrics:
+def summarize_run(run: Run) -> RunMetrics:
     """Metrics of a loaded run, per slice, for k = 1..(largest evaluated n)."""
     return summarize_outcomes(
         task_outcomes(run.records),

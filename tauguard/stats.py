@@ -14,7 +14,7 @@ would dominate `tauguard compare`'s wall time.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -23,8 +23,9 @@ from scipy.special import bdtr
 
 # Bound on the number of float elements materialised at once (about 32 MB of float64).
 _CHUNK_ELEMENTS = 4_000_000
-# Sign-flip enumeration is exact up to this many non-zero differences (2**20 patterns).
-EXACT_MAX_NONZERO = 20
+# Sign-flip enumeration is exact up to this many non-zero differences (2**16 patterns, ~30 ms);
+# beyond, 10,000 Monte Carlo patterns are both faster and accurate to about 0.005 at p = 0.05.
+EXACT_MAX_NONZERO = 16
 
 
 class BootstrapCI(BaseModel):
@@ -36,7 +37,7 @@ class BootstrapCI(BaseModel):
     confidence: float
     n_resamples: int
     stratified: bool
-    seed: int | None
+    seed: int | None  # None when the caller passed a generator or a seed sequence
 
 
 def _as_rng(seed: int | Sequence[int] | np.random.Generator | None) -> np.random.Generator:
@@ -81,7 +82,7 @@ def paired_bootstrap_ci(
     strata: ArrayLike | None = None,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
-    seed: int | None = 0,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
 ) -> BootstrapCI:
     """Percentile CI of mean(candidate - baseline) by a paired (optionally stratified) bootstrap.
 
@@ -106,7 +107,7 @@ def paired_bootstrap_ci(
         confidence=confidence,
         n_resamples=n_resamples,
         stratified=stratified,
-        seed=seed,
+        seed=seed if isinstance(seed, int) else None,
     )
 
 

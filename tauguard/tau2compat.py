@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from copy import deepcopy
+import pickle
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -55,20 +55,22 @@ def _env_module(domain: str) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _pristine_dbs(domain: str) -> dict[str, Any]:
+def _pristine_dbs(domain: str) -> dict[str, bytes]:
     # Loading and validating a domain database from JSON dominates environment
     # construction (airline ~0.3 s); the pristine database is the same for every
-    # simulation of a domain, so it is loaded once per process and deep-copied after.
+    # simulation of a domain, so it is loaded once per process and copied after.
+    # Unpickling is the cheapest deep copy of these pydantic trees (airline: 0.17 s
+    # against 0.25 s for deepcopy/model_copy).
     env = _env_module(domain).get_environment()
-    dbs = {"db": env.tools.db}
+    dbs = {"db": pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL)}
     if domain == "telecom":
-        dbs["user_db"] = env.user_tools.db
+        dbs["user_db"] = pickle.dumps(env.user_tools.db, protocol=pickle.HIGHEST_PROTOCOL)
     return dbs
 
 
 def make_environment(domain: str) -> Environment:
-    """A fresh environment of ``domain`` in its pristine state (databases deep-copied)."""
-    kwargs = {name: deepcopy(db) for name, db in _pristine_dbs(domain).items()}
+    """A fresh environment of ``domain`` in its pristine state (databases copied)."""
+    kwargs = {name: pickle.loads(blob) for name, blob in _pristine_dbs(domain).items()}
     return _env_module(domain).get_environment(**kwargs)
 
 

@@ -1,0 +1,124 @@
+"""Per-tool checklists: the data the action guard verifies before each WRITE call.
+
+One TOML file per agent WRITE tool per domain under ``checklists/<domain>/<tool>.toml``.
+Each item is one policy requirement, classified as PolicyGuard does (Kang et al., 2026, as
+described in PolicyGuide, /work/shared/papers/workflow-guide_policyguide.md, Appendix):
+
+- ``A`` argument-level: decidable from the call's arguments alone;
+- ``T`` needs a prior tool result (a read of the target entity, a status, a membership);
+- ``D`` needs the dialogue (explicit confirmation, a stated reason, a request).
+
+``policy`` quotes the sentence(s) of tau2's policy the item comes from, verbatim; ``check``
+optionally names a deterministic check (see :mod:`strategies.action_guard.checks`). Items
+without a check are judged only by the LLM verifier.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tauguard.guard import Verdict
+
+CHECKLIST_DIR = Path(__file__).parent / "checklists"
+
+ItemKind = Literal["A", "T", "D"]
+
+
+class StatementSpec(BaseModel):
+    """How an agent message that states this action is recognised (for D-items).
+
+    A message states the action when it mentions the tool name or one of ``words``
+    (case-insensitive prefixes, e.g. ``cancel`` matches "cancellation") and every value
+    found under ``key_args`` (argument paths such as ``order_id`` or ``flights.*.flight_number``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    words: list[str] = Field(default_factory=list)
+    key_args: list[str] = Field(default_factory=list)
+
+
+class ChecklistItem(BaseModel):
+    """One policy requirement a proposed call must meet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: ItemKind
+    requirement: str
+    policy: list[str] = Field(min_length=1)  # verbatim sentences of tau2's policy
+    check: str | None = None  # id of a deterministic check; None = LLM verifier only
+    params: dict[str, Any] = Field(default_factory=dict)
+    # The verdict when the evidence contradicts the item. Missing evidence always maps to
+    # VERIFY (read or ask first); D-items never do more than VERIFY.
+    on_violation: Verdict = Verdict.VERIFY
+    remediation: str = ""
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _severity_fits_kind(self) -> "ChecklistItem":
+        if self.on_violation == Verdict.ALLOW:
+            raise ValueError(f"{self.id}: on_violation cannot be ALLOW")
+        if self.kind == "A" and self.on_violation not in (Verdict.REVISE, Verdict.BLOCK):
+            raise ValueError(f"{self.id}: an A item must declare on_violation REVISE or BLOCK")
+        if self.kind == "D" and self.on_violation != Verdict.VERIFY:
+            raise ValueError(f"{self.id}: a D item can only VERIFY (ask the user)")
+        return self
+
+
+class Checklist(BaseModel):
+    """The checklist of one WRITE tool of one domain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    tool: str
+    description: str = ""
+    statement: StatementSpec = Field(default_factory=StatementSpec)
+    items: list[ChecklistItem] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _ids_unique_and_scoped(self) -> "Checklist":
+        prefix = f"{self.domain}.{self.tool}."
+        seen: set[str] = set()
+        for item in self.items:
+            if not item.id.startswith(prefix):
+                raise ValueError(f"item id '{item.id}' must start with '{prefix}'")
+            if item.id in seen:
+                raise ValueError(f"duplicate item id '{item.id}'")
+            seen.add(item.id)
+        return self
+
+    def item(self, item_id: str) -> ChecklistItem | None:
+        """The item with ``item_id``, if any."""
+        return next((i for i in self.items if i.id == item_id), None)
+
+
+def load_checklist(path: Path) -> Checklist:
+    """Parse and validate one checklist file; its folder and file name must match it."""
+    with path.open("rb") as fh:
+        checklist = Checklist.model_validate(tomllib.load(fh))
+    if checklist.domain != path.parent.name or checklist.tool != path.stem:
+        raise ValueError(f"{path}: declares {checklist.domain}/{checklist.tool}, file says {path.parent.name}/{path.stem}")
+    return checklist
+
+
+def checklist_files(domain: str | None = None) -> list[Path]:
+    """All checklist files (of one domain, or of all)."""
+    pattern = f"{domain}/*.toml" if domain else "*/*.toml"
+    return sorted(CHECKLIST_DIR.glob(pattern))
+
+
+@lru_cache(maxsize=None)
+def domain_checklists(domain: str) -> dict[str, Checklist]:
+    """The checklists of ``domain`` by tool name (cached; files are read once per process)."""
+    return {c.tool: c for c in (load_checklist(p) for p in checklist_files(domain))}

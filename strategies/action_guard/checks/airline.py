@@ -1,0 +1,368 @@
+"""Airline checks. Clock and allowance tables come from the items' params (the checklists)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from strategies.action_guard.checks.base import CheckContext, CheckResult, check, met, missing, read, violated
+from strategies.action_guard.dialogue import COVERED_REASON_CUES, reason_stated, user_turn_matching
+
+_COMPENSATION = re.compile(
+    r"\b(compensat\w*|voucher|certificate|refund\w*|reimburs\w*|make (?:it|this|that) up|gesture|credit|"
+    r"money back|something (?:for|in return)|what can you (?:do|offer))",
+    re.IGNORECASE,
+)
+
+
+def _reservation(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
+    rid = ctx.arg("reservation_id")
+    return rid, ctx.evidence.entity("reservation", rid)
+
+
+def _missing_reservation(rid: str) -> CheckResult:
+    return missing(f"reservation {rid} was not read", read("get_reservation_details", reservation_id=rid))
+
+
+def _pairs(flights: Any) -> list[tuple[str, str]]:
+    return [(f.get("flight_number", ""), f.get("date", "")) for f in flights or [] if isinstance(f, dict)]
+
+
+def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> list[tuple[str, str]]:
+    """Segments already flown: dated before today, or shown as flying/landed by a tool result."""
+    today = ctx.params["now"][:10]
+    done = []
+    for number, date in _pairs(reservation.get("flights")):
+        status = ctx.evidence.flight_status.get((number, date), "")
+        if date < today or status in ("flying", "landed"):
+            done.append((number, date))
+    return done
+
+
+@check("airline.user_id_from_user")
+def user_id_from_user(ctx: CheckContext) -> CheckResult:
+    """The user id in the call was given by the user (params: ``arg``)."""
+    uid = ctx.arg(ctx.params.get("arg", "user_id"))
+    if isinstance(uid, str) and ctx.evidence.user_said(uid):
+        return met(f"the user gave user id {uid}")
+    return missing(f"the user has not given the user id {uid}; ask for it")
+
+
+@check("airline.reservation_owner")
+def reservation_owner(ctx: CheckContext) -> CheckResult:
+    """The reservation belongs to the user id the user gave (from the reservation's tool result)."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    owner = res.get("user_id")
+    if isinstance(owner, str) and ctx.evidence.user_said(owner):
+        return met(f"reservation {rid} belongs to {owner}, the id the user gave", owner=owner)
+    identified = [u["user_id"] for u in ctx.evidence.entities_of("user") if isinstance(u.get("user_id"), str) and ctx.evidence.user_said(u["user_id"])]
+    if identified:
+        return violated(f"reservation {rid} belongs to {owner}, not to the identified user {', '.join(identified)}", owner=owner, identified=identified)
+    return missing(f"the user has not given their user id (reservation {rid} belongs to {owner})", owner=owner)
+
+
+@check("airline.not_flown")
+def not_flown(ctx: CheckContext) -> CheckResult:
+    """No segment of the reservation has been flown (params: ``now``)."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    done = _flown(ctx, res)
+    if done:
+        return violated(f"reservation {rid} has segments already flown: {done}", flown=done)
+    return met()
+
+
+@check("airline.cabin_change_not_flown")
+def cabin_change_not_flown(ctx: CheckContext) -> CheckResult:
+    """A cabin change only when no segment has been flown (params: ``now``)."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    if ctx.arg("cabin") == res.get("cabin"):
+        return met("no cabin change")
+    done = _flown(ctx, res)
+    if done:
+        return violated(f"cabin change on reservation {rid} with segments already flown: {done}", flown=done)
+    return met()
+
+
+@check("airline.cancel_reason_stated")
+def cancel_reason_stated(ctx: CheckContext) -> CheckResult:
+    """The user stated a reason for the cancellation."""
+    turn = reason_stated(ctx.evidence)
+    if turn is None:
+        return missing("the user has not stated a reason for the cancellation; ask for it")
+    return met(reason=turn.text)
+
+
+@check("airline.cancel_basis")
+def cancel_basis(ctx: CheckContext) -> CheckResult:
+    """One cancellation condition holds (params: ``now``, ``window_hours``).
+
+    Booked within the window, business cabin, an airline-cancelled flight (seen in a tool
+    result), or insurance with a covered (health/weather) reason the user stated.
+    """
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    now = datetime.fromisoformat(ctx.params["now"])
+    window = timedelta(hours=float(ctx.params.get("window_hours", 24)))
+    created = res.get("created_at")
+    if res.get("cabin") == "business":
+        return met("business cabin")
+    if isinstance(created, str) and now - datetime.fromisoformat(created) <= window:
+        return met(f"booked at {created}, within {window}")
+    pairs = _pairs(res.get("flights"))
+    statuses = {p: ctx.evidence.flight_status.get(p) for p in pairs}
+    if any(s == "cancelled" for s in statuses.values()):
+        return met("a flight was cancelled by the airline")
+    if res.get("insurance") == "yes":
+        turn = user_turn_matching(ctx.evidence, COVERED_REASON_CUES)
+        if turn is not None:
+            return met("insured, covered reason stated", reason=turn.text)
+        return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
+    unknown = [p for p, s in statuses.items() if s is None]
+    if unknown:
+        return missing(
+            f"reservation {rid} ({res.get('cabin')}, booked {created}, insurance {res.get('insurance')}) "
+            f"qualifies only if the airline cancelled a flight; check the flight status",
+            *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
+        )
+    return violated(
+        f"reservation {rid} is {res.get('cabin')}, booked {created}, insurance {res.get('insurance')}, "
+        f"and no flight was cancelled by the airline: no cancellation condition holds",
+        statuses={f"{n}@{d}": s for (n, d), s in statuses.items()},
+    )
+
+
+@check("airline.basic_economy_flights_unchanged")
+def basic_economy_flights_unchanged(ctx: CheckContext) -> CheckResult:
+    """A basic economy reservation keeps its flights (a cabin change alone is allowed)."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    if res.get("cabin") != "basic_economy":
+        return met()
+    if set(_pairs(ctx.arg("flights"))) != set(_pairs(res.get("flights"))):
+        return violated(f"reservation {rid} is basic economy: its flights cannot be changed")
+    return met("flights unchanged")
+
+
+def _route(ctx: CheckContext, number: str) -> tuple[str, str] | None:
+    flight = ctx.evidence.entity("flight", number)
+    if flight and isinstance(flight.get("origin"), str) and isinstance(flight.get("destination"), str):
+        return flight["origin"], flight["destination"]
+    return None
+
+
+def _route_problem(legs: list[tuple[str, str]], origin: str, destination: str, trip: str) -> str | None:
+    if not legs:
+        return "no flights"
+    if legs[0][0] != origin:
+        return f"first flight leaves {legs[0][0]}, not {origin}"
+    end = origin if trip == "round_trip" else destination
+    if legs[-1][1] != end:
+        return f"last flight arrives at {legs[-1][1]}, not {end}"
+    if trip == "round_trip" and destination not in {leg[1] for leg in legs}:
+        return f"no flight reaches {destination}"
+    return None
+
+
+@check("airline.route_unchanged")
+def route_unchanged(ctx: CheckContext) -> CheckResult:
+    """New flights keep the reservation's origin, destination and trip type (when every leg's route is known)."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    legs = [_route(ctx, n) for n, _ in _pairs(ctx.arg("flights"))]
+    if any(leg is None for leg in legs):
+        return met("route of some new flight unknown (not checked)")
+    problem = _route_problem([leg for leg in legs if leg], res.get("origin", ""), res.get("destination", ""), res.get("flight_type", ""))
+    if problem:
+        return violated(f"reservation {rid} ({res.get('flight_type')} {res.get('origin')}-{res.get('destination')}): {problem}")
+    return met()
+
+
+@check("airline.booking_route")
+def booking_route(ctx: CheckContext) -> CheckResult:
+    """The booked flights go from origin to destination as the trip type says (when routes are known)."""
+    legs = [_route(ctx, n) for n, _ in _pairs(ctx.arg("flights"))]
+    if any(leg is None for leg in legs):
+        return met("route of some flight unknown (not checked)")
+    problem = _route_problem([leg for leg in legs if leg], ctx.arg("origin") or "", ctx.arg("destination") or "", ctx.arg("flight_type") or "")
+    return violated(problem) if problem else met()
+
+
+@check("airline.flights_searched")
+def flights_searched(ctx: CheckContext) -> CheckResult:
+    """Each new flight (not already in the reservation) was found by a flight search on its date."""
+    rid = ctx.arg("reservation_id")
+    current: set[tuple[str, str]] = set()
+    if rid is not None:
+        res = ctx.evidence.entity("reservation", rid)
+        if res is None:
+            return _missing_reservation(rid)
+        current = set(_pairs(res.get("flights")))
+    searched = ctx.evidence.searched_flights()
+    unseen = [p for p in _pairs(ctx.arg("flights")) if p not in current and p not in searched]
+    if unseen:
+        return missing(f"flights {unseen} were not found by a flight search", unseen=unseen)
+    return met()
+
+
+@check("airline.bags_not_decreased")
+def bags_not_decreased(ctx: CheckContext) -> CheckResult:
+    """The total number of checked bags does not decrease."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    before, after = res.get("total_baggages", 0), ctx.arg("total_baggages")
+    if isinstance(after, int) and isinstance(before, int) and after < before:
+        return violated(f"total bags would drop from {before} to {after}")
+    return met()
+
+
+def _expected_nonfree(ctx: CheckContext, user_id: str, cabin: str, passengers: int, total: int) -> tuple[int | None, CheckResult | None]:
+    user = ctx.evidence.entity("user", user_id)
+    if user is None:
+        return None, missing(f"membership of {user_id} unknown", read("get_user_details", user_id=user_id))
+    table: dict[str, dict[str, int]] = ctx.params["free_bags"]
+    free = table.get(str(user.get("membership")), {}).get(cabin)
+    if free is None:
+        return None, met(f"no allowance rule for membership {user.get('membership')} / cabin {cabin}")
+    return max(0, total - free * passengers), None
+
+
+@check("airline.nonfree_bags")
+def nonfree_bags(ctx: CheckContext) -> CheckResult:
+    """nonfree_baggages = max(0, total - free allowance x passengers) (params: ``free_bags``)."""
+    total, nonfree = ctx.arg("total_baggages"), ctx.arg("nonfree_baggages")
+    if not isinstance(total, int) or not isinstance(nonfree, int):
+        return met("bag counts not given")
+    rid = ctx.arg("reservation_id")
+    if rid is not None:
+        res = ctx.evidence.entity("reservation", rid)
+        if res is None:
+            return _missing_reservation(rid)
+        user_id, cabin, passengers = res.get("user_id", ""), res.get("cabin", ""), len(res.get("passengers") or [])
+    else:
+        user_id, cabin, passengers = ctx.arg("user_id") or "", ctx.arg("cabin") or "", len(ctx.arg("passengers") or [])
+    expected, problem = _expected_nonfree(ctx, user_id, cabin, passengers, total)
+    if problem is not None:
+        return problem
+    if nonfree != expected:
+        revised = {**ctx.call.arguments, "nonfree_baggages": expected}
+        return violated(f"{total} bags for {passengers} {cabin} passenger(s): {expected} non-free, not {nonfree}", revised_arguments=revised)
+    return met()
+
+
+@check("airline.passenger_count_unchanged")
+def passenger_count_unchanged(ctx: CheckContext) -> CheckResult:
+    """The number of passengers stays the same."""
+    rid, res = _reservation(ctx)
+    if res is None:
+        return _missing_reservation(rid)
+    before, after = len(res.get("passengers") or []), len(ctx.arg("passengers") or [])
+    if before != after:
+        return violated(f"passenger count would change from {before} to {after}")
+    return met()
+
+
+@check("airline.max_passengers")
+def max_passengers(ctx: CheckContext) -> CheckResult:
+    """At most ``params.max`` passengers."""
+    count, limit = len(ctx.arg("passengers") or []), int(ctx.params.get("max", 5))
+    return violated(f"{count} passengers, at most {limit} allowed") if count > limit else met()
+
+
+@check("airline.payment_method_counts")
+def payment_method_counts(ctx: CheckContext) -> CheckResult:
+    """Payment method counts per kind within ``params.limits`` (id prefix -> max)."""
+    limits: dict[str, int] = ctx.params["limits"]
+    ids = [p.get("payment_id", "") for p in ctx.arg("payment_methods") or [] if isinstance(p, dict)]
+    over = {kind: n for kind in limits if (n := sum(1 for i in ids if i.startswith(kind))) > limits[kind]}
+    return violated(f"too many payment methods of a kind: {over}") if over else met()
+
+
+@check("airline.payment_in_profile")
+def payment_in_profile(ctx: CheckContext) -> CheckResult:
+    """Every payment id is in the user's profile, when the profile was read (params: ``user_from``)."""
+    if ctx.params.get("user_from") == "reservation":
+        res = ctx.evidence.entity("reservation", ctx.arg("reservation_id"))
+        user_id = res.get("user_id") if res else None
+    else:
+        user_id = ctx.arg("user_id")
+    user = ctx.evidence.entity("user", user_id)
+    if user is None:
+        return met("profile not read (the tool itself rejects unknown payment methods)")
+    ids = [ctx.arg("payment_id")] if ctx.arg("payment_id") else [p.get("payment_id") for p in ctx.arg("payment_methods") or [] if isinstance(p, dict)]
+    profile = user.get("payment_methods") or {}
+    absent = [i for i in ids if i not in profile]
+    return violated(f"payment methods not in the profile of {user_id}: {absent}") if absent else met()
+
+
+@check("airline.payment_not_certificate")
+def payment_not_certificate(ctx: CheckContext) -> CheckResult:
+    """A change is paid by credit card or gift card, not a travel certificate."""
+    pid = ctx.arg("payment_id")
+    if isinstance(pid, str) and pid.startswith("certificate_"):
+        return violated(f"{pid} is a travel certificate")
+    return met()
+
+
+@check("airline.insurance_offered")
+def insurance_offered(ctx: CheckContext) -> CheckResult:
+    """Travel insurance came up in the dialogue before booking."""
+    if any("insurance" in t.text.lower() for t in ctx.evidence.turns):
+        return met()
+    return missing("travel insurance was not offered; ask whether the user wants it")
+
+
+@check("airline.compensation_requested")
+def compensation_requested(ctx: CheckContext) -> CheckResult:
+    """The user asked for compensation."""
+    turn = user_turn_matching(ctx.evidence, _COMPENSATION)
+    if turn is None:
+        return missing("the user has not asked for compensation; do not offer it proactively")
+    return met(request=turn.text)
+
+
+def _user_reservations(ctx: CheckContext, user_id: str) -> list[dict[str, Any]]:
+    return [r for r in ctx.evidence.entities_of("reservation") if r.get("user_id") == user_id]
+
+
+@check("airline.compensation_eligible")
+def compensation_eligible(ctx: CheckContext) -> CheckResult:
+    """Silver/gold member, or an insured or business reservation of the user (from tool results)."""
+    uid = ctx.arg("user_id")
+    user = ctx.evidence.entity("user", uid)
+    if user is None:
+        return missing(f"the profile of {uid} was not read", read("get_user_details", user_id=uid))
+    if user.get("membership") in ("silver", "gold"):
+        return met(f"{user.get('membership')} member")
+    reservations = _user_reservations(ctx, uid)
+    if not reservations:
+        return missing(f"no reservation of {uid} was read; confirm the facts first")
+    if any(r.get("insurance") == "yes" or r.get("cabin") == "business" for r in reservations):
+        return met("insured or business reservation")
+    return violated(f"{uid} is a {user.get('membership')} member without insurance or business cabin in the reservations read")
+
+
+@check("airline.certificate_amount")
+def certificate_amount(ctx: CheckContext) -> CheckResult:
+    """Amount = per-passenger rate x passengers of a reservation of the user (params: ``per_passenger``)."""
+    uid, amount = ctx.arg("user_id"), ctx.arg("amount")
+    reservations = _user_reservations(ctx, uid)
+    if not reservations:
+        return missing(f"no reservation of {uid} was read; the amount depends on its passengers")
+    rates: list[int] = list(ctx.params.get("per_passenger", [50, 100]))
+    allowed = sorted({rate * len(r.get("passengers") or []) for r in reservations for rate in rates})
+    try:
+        ok = float(amount) in allowed
+    except (TypeError, ValueError):
+        ok = False
+    return met() if ok else violated(f"amount {amount} is not a per-passenger rate x passengers of a reservation read ({allowed})", allowed=allowed)

@@ -1,0 +1,78 @@
+"""The check registry: deterministic check functions by id, and their result type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, Field
+
+from tauguard.conversation import ToolCallView
+
+from strategies.action_guard.checklist import Checklist
+from strategies.action_guard.evidence import Evidence
+
+CheckStatus = Literal["met", "missing", "violated"]
+
+
+class CheckResult(BaseModel):
+    """The outcome of one check: the requirement is met, lacks evidence, or is contradicted."""
+
+    status: CheckStatus
+    detail: str = ""
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    revised_arguments: dict[str, Any] | None = None
+    # Reads that would supply the missing evidence, as {"name": ..., "arguments": {...}}.
+    suggested_reads: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def met(detail: str = "", **evidence: Any) -> CheckResult:
+    """A met result."""
+    return CheckResult(status="met", detail=detail, evidence=evidence)
+
+
+def missing(detail: str, *reads: dict[str, Any], **evidence: Any) -> CheckResult:
+    """Evidence is absent: read or ask first."""
+    return CheckResult(status="missing", detail=detail, evidence=evidence, suggested_reads=list(reads))
+
+
+def violated(detail: str, revised_arguments: dict[str, Any] | None = None, **evidence: Any) -> CheckResult:
+    """Evidence contradicts the requirement."""
+    return CheckResult(status="violated", detail=detail, evidence=evidence, revised_arguments=revised_arguments)
+
+
+def read(name: str, **arguments: Any) -> dict[str, Any]:
+    """A suggested read call."""
+    return {"name": name, "arguments": arguments}
+
+
+@dataclass
+class CheckContext:
+    """What a check sees: the proposed call, the conversation's evidence, its item's params."""
+
+    domain: str
+    call: ToolCallView
+    checklist: Checklist
+    evidence: Evidence
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def arg(self, name: str) -> Any:
+        """An argument of the proposed call (None if absent)."""
+        return self.call.arguments.get(name)
+
+
+CheckFn = Callable[[CheckContext], CheckResult]
+
+CHECKS: dict[str, CheckFn] = {}
+
+
+def check(check_id: str) -> Callable[[CheckFn], CheckFn]:
+    """Register a check function under ``check_id``."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        if check_id in CHECKS:
+            raise ValueError(f"check '{check_id}' registered twice")
+        CHECKS[check_id] = fn
+        return fn
+
+    return register

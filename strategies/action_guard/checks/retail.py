@@ -1,0 +1,134 @@
+"""Retail checks: authentication, ownership, order status, once-per-order, reasons, payment."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from strategies.action_guard.checks.base import CheckContext, CheckResult, check, met, missing, read, violated
+from strategies.action_guard.dialogue import find_confirmation, mentions_value
+
+_AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
+
+
+def authenticated_users(ctx: CheckContext) -> list[str]:
+    """User ids located by an authentication lookup (email, or name + zip)."""
+    return [o.content.strip().strip('"') for o in ctx.evidence.results_of(*_AUTH_TOOLS) if o.content.strip()]
+
+
+def _order(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
+    oid = ctx.arg("order_id")
+    return oid, ctx.evidence.entity("order", oid)
+
+
+def _missing_order(oid: str) -> CheckResult:
+    return missing(f"order {oid} was not read", read("get_order_details", order_id=oid))
+
+
+def _original_payment(order: dict[str, Any]) -> str | None:
+    history = order.get("payment_history") or []
+    first = history[0] if history and isinstance(history[0], dict) else {}
+    return first.get("payment_method_id")
+
+
+@check("retail.authenticated")
+def authenticated(ctx: CheckContext) -> CheckResult:
+    """The user was authenticated by locating their user id via email or name + zip."""
+    users = authenticated_users(ctx)
+    if users:
+        return met(f"authenticated as {', '.join(users)}", users=users)
+    return missing("the user is not authenticated: locate their user id via email, or name + zip code")
+
+
+@check("retail.order_owner")
+def order_owner(ctx: CheckContext) -> CheckResult:
+    """The order belongs to the authenticated user (from the order's tool result)."""
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    users = authenticated_users(ctx)
+    if not users:
+        return missing(f"order {oid} cannot be matched to a user: nobody is authenticated")
+    owner = order.get("user_id")
+    if owner in users:
+        return met(f"order {oid} belongs to {owner}")
+    return violated(f"order {oid} belongs to {owner}, not to the authenticated user {', '.join(users)}", owner=owner)
+
+
+@check("retail.user_is_authenticated")
+def user_is_authenticated(ctx: CheckContext) -> CheckResult:
+    """The call's user_id is the authenticated user."""
+    uid, users = ctx.arg("user_id"), authenticated_users(ctx)
+    if not users:
+        return missing("the user is not authenticated: locate their user id via email, or name + zip code")
+    if uid in users:
+        return met()
+    return violated(f"user {uid} is not the authenticated user {', '.join(users)}")
+
+
+@check("retail.order_status")
+def order_status(ctx: CheckContext) -> CheckResult:
+    """The order's latest observed status equals ``params.status``."""
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    wanted, status = ctx.params["status"], order.get("status")
+    if status == wanted:
+        return met(f"order {oid} is {status}")
+    return violated(f"order {oid} is '{status}', not '{wanted}'", status=status)
+
+
+@check("retail.once_per_order")
+def once_per_order(ctx: CheckContext) -> CheckResult:
+    """No earlier successful call of ``params.tools`` on the same order."""
+    oid = ctx.arg("order_id")
+    tools = tuple(ctx.params.get("tools", ()))
+    earlier = [o.call.name for o in ctx.evidence.results_of(*tools) if o.call.arguments.get("order_id") == oid]
+    if earlier:
+        return violated(f"order {oid} was already changed by {earlier[0]}; these tools run once per order")
+    return met()
+
+
+@check("retail.cancel_reason_allowed")
+def cancel_reason_allowed(ctx: CheckContext) -> CheckResult:
+    """The reason is one of ``params.allowed``."""
+    reason, allowed = ctx.arg("reason"), list(ctx.params["allowed"])
+    return met() if reason in allowed else violated(f"reason '{reason}' is not one of {allowed}")
+
+
+@check("retail.cancel_reason_confirmed")
+def cancel_reason_confirmed(ctx: CheckContext) -> CheckResult:
+    """The user stated the reason (``params.cues[reason]``) or confirmed a statement of it."""
+    reason = ctx.arg("reason")
+    pattern = (ctx.params.get("cues") or {}).get(reason)
+    if pattern and any(re.search(pattern, t, re.IGNORECASE) for t in ctx.evidence.user_texts()):
+        return met(f"the user said the order is '{reason}'")
+    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement)
+    if found is not None and isinstance(reason, str) and mentions_value(found.statement.text, reason):
+        return met(f"the user confirmed the reason '{reason}'", statement=found.statement.text)
+    return missing(f"the user has not given or confirmed the reason '{reason}'; ask for it")
+
+
+@check("retail.payment_differs")
+def payment_differs(ctx: CheckContext) -> CheckResult:
+    """The new payment method differs from the order's original one."""
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    original = _original_payment(order)
+    if original is not None and original == ctx.arg("payment_method_id"):
+        return violated(f"{original} is already the payment method of order {oid}")
+    return met()
+
+
+@check("retail.refund_destination")
+def refund_destination(ctx: CheckContext) -> CheckResult:
+    """The refund goes to the original payment method or a gift card (``params.gift_card_prefix``)."""
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    pid, original = ctx.arg("payment_method_id"), _original_payment(order)
+    if pid == original or (isinstance(pid, str) and pid.startswith(ctx.params.get("gift_card_prefix", "gift_card_"))):
+        return met()
+    revised = {**ctx.call.arguments, "payment_method_id": original} if original else None
+    return violated(f"refund to {pid}: must go to the original method {original} or a gift card", revised_arguments=revised)

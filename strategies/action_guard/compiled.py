@@ -1,0 +1,55 @@
+"""The compiled backend: deterministic checks (ToolGuard-style) over the conversation.
+
+Used when no guard model is configured (e.g. with the sim). Items without a check id are
+reported as ``unchecked``; only the LLM verifier judges them.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+
+from tauguard.conversation import Conversation, ToolCallView
+
+from strategies.action_guard.checklist import Checklist
+from strategies.action_guard.checks import CHECKS, CheckContext
+from strategies.action_guard.evidence import Evidence
+from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+
+
+def is_skipped(item_id: str, skip: list[str]) -> bool:
+    """Whether an item id matches one of the ``skip`` patterns (fnmatch globs)."""
+    return any(fnmatch(item_id, pattern) for pattern in skip)
+
+
+def verify_compiled(
+    domain: str,
+    checklist: Checklist,
+    call: ToolCallView,
+    conversation: Conversation,
+    skip: list[str] | None = None,
+) -> VerifierResult:
+    """Run every item's deterministic check against the conversation before ``call``."""
+    evidence = Evidence.from_conversation(conversation)
+    outcomes: list[ItemOutcome] = []
+    for item in checklist.items:
+        if item.check is None or is_skipped(item.id, skip or []):
+            outcomes.append(ItemOutcome(id=item.id, kind=item.kind, status="unchecked"))
+            continue
+        ctx = CheckContext(domain=domain, call=call, checklist=checklist, evidence=evidence, params=item.params)
+        try:
+            result = CHECKS[item.check](ctx)
+        except Exception as exc:  # a faulty check holds the call rather than crash the run
+            outcomes.append(ItemOutcome(id=item.id, kind=item.kind, status="missing", detail=f"check {item.check} failed: {exc!r}"))
+            continue
+        outcomes.append(
+            ItemOutcome(
+                id=item.id,
+                kind=item.kind,
+                status=result.status,
+                detail=result.detail,
+                evidence=result.evidence,
+                revised_arguments=result.revised_arguments,
+                suggested_reads=result.suggested_reads,
+            )
+        )
+    return VerifierResult(backend="compiled", outcomes=outcomes)

@@ -1,0 +1,109 @@
+"""From item outcomes to a GuardDecision (the hook contract's verdict).
+
+Missing evidence on any item -> VERIFY (read or ask first); evidence contradicting an item
+-> the verdict the item declares (REVISE or BLOCK for A items; D items only VERIFY). The
+most severe item decides. A verifier that produced no usable verdict follows the failure
+policy: ``closed`` holds the call (VERIFY), ``open`` lets it through.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from tauguard.guard import GuardDecision, Verdict
+
+from strategies.action_guard.checklist import Checklist
+from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+
+SEVERITY = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
+FAILURE_RULE = "action_guard.verifier_failure"
+
+FailurePolicy = Literal["closed", "open"]
+
+
+def item_verdict(checklist: Checklist, outcome: ItemOutcome) -> Verdict:
+    """The verdict one item's outcome calls for."""
+    if outcome.status in ("met", "unchecked"):
+        return Verdict.ALLOW
+    if outcome.status == "missing":
+        return Verdict.VERIFY
+    item = checklist.item(outcome.id)
+    return item.on_violation if item is not None else Verdict.VERIFY
+
+
+def _render_read(read: dict[str, Any]) -> str:
+    args = ", ".join(f"{k}={json.dumps(v)}" for k, v in read.get("arguments", {}).items())
+    return f"{read.get('name')}({args})"
+
+
+def decide(checklist: Checklist, result: VerifierResult, failure_policy: FailurePolicy = "closed") -> GuardDecision:
+    """The decision on one call from a backend's result."""
+    base: dict[str, Any] = {"backend": result.backend, "tool": checklist.tool}
+    if result.failure is not None:
+        if failure_policy == "open":
+            return GuardDecision(
+                verdict=Verdict.ALLOW,
+                reason=f"guard verifier failed ({result.failure}); failure policy is open",
+                rule_id=FAILURE_RULE,
+                evidence={**base, "failure": result.failure},
+                usage=result.usage,
+                raw=result.raw,
+            )
+        requirements = "; ".join(i.requirement for i in checklist.items)
+        return GuardDecision(
+            verdict=Verdict.VERIFY,
+            reason=f"the guard could not verify this call ({result.failure}), so it is held (fail-closed)",
+            remediation=f"make sure these requirements hold, then try the call again: {requirements}",
+            rule_id=FAILURE_RULE,
+            evidence={**base, "failure": result.failure},
+            usage=result.usage,
+            raw=result.raw,
+        )
+
+    judged = [(o, item_verdict(checklist, o)) for o in result.outcomes]
+    failed = sorted([(o, v) for o, v in judged if v != Verdict.ALLOW], key=lambda ov: -SEVERITY[ov[1]])
+    evidence = {
+        **base,
+        "met": [o.id for o, _ in judged if o.status == "met"],
+        "unchecked": [o.id for o, _ in judged if o.status == "unchecked"],
+        "failed": [
+            {"id": o.id, "kind": o.kind, "status": o.status, "verdict": v.value, "detail": o.detail, "evidence": o.evidence}
+            for o, v in failed
+        ],
+    }
+    if not failed:
+        return GuardDecision(
+            verdict=Verdict.ALLOW,
+            reason=f"{len(evidence['met'])} checklist item(s) met, {len(evidence['unchecked'])} not checked",
+            evidence=evidence,
+            usage=result.usage,
+            raw=result.raw,
+        )
+
+    top_outcome, top = failed[0]
+    reads = [r for o, _ in failed for r in o.suggested_reads]
+    unique_reads = list({json.dumps(r, sort_keys=True): r for r in reads}.values())
+    evidence["suggested_reads"] = unique_reads
+    remediation = result.remediation.strip()
+    if not remediation:
+        steps: list[str] = []
+        for outcome, _ in failed:
+            item = checklist.item(outcome.id)
+            text = item.remediation if item is not None and item.remediation else outcome.detail
+            if text and text not in steps:
+                steps.append(text)
+        remediation = "; ".join(steps)
+        if unique_reads:
+            remediation += ". Suggested reads: " + ", ".join(_render_read(r) for r in unique_reads)
+    revised = next((o.revised_arguments for o, v in failed if v == Verdict.REVISE and o.revised_arguments), None)
+    return GuardDecision(
+        verdict=top,
+        reason="; ".join(f"[{o.id}] {o.detail or o.status}" for o, _ in failed),
+        remediation=remediation,
+        rule_id=top_outcome.id,
+        evidence=evidence,
+        revised_arguments=revised if top == Verdict.REVISE else None,
+        usage=result.usage,
+        raw=result.raw,
+    )

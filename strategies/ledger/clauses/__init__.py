@@ -1,0 +1,72 @@
+"""Policy clauses the ledger gate cites: one TOML file per domain, validated by a schema.
+
+Each clause quotes its policy sentence verbatim (a test checks it against tau2's policy) and
+says how it is enforced: by a ledger predicate, not at all because it is dialogue-level, or
+by the tool's own signature.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DIR = Path(__file__).parent
+Enforcement = Literal["ledger", "not_observable", "tool_signature"]
+Kind = Literal["identity", "state", "eligibility", "argument", "limit", "dialogue"]
+
+
+class Clause(BaseModel):
+    """One policy clause."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z]+\.[a-z0-9_]+$")
+    kind: Kind
+    enforcement: Enforcement
+    tools: list[str]
+    text: str = Field(min_length=10)
+    note: str = ""
+
+
+class ClauseBook(BaseModel):
+    """The clauses of one domain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    source: str
+    clause: list[Clause]
+
+    @model_validator(mode="after")
+    def _ids(self) -> "ClauseBook":
+        ids = [c.id for c in self.clause]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"duplicate clause ids in {self.domain}")
+        for c in self.clause:
+            if not c.id.startswith(self.domain + "."):
+                raise ValueError(f"clause {c.id} is not prefixed by its domain {self.domain}")
+        return self
+
+    def get(self, rule_id: str) -> Clause:
+        """The clause ``rule_id`` (KeyError if absent)."""
+        for c in self.clause:
+            if c.id == rule_id:
+                return c
+        raise KeyError(rule_id)
+
+
+@lru_cache(maxsize=None)
+def load(domain: str) -> ClauseBook:
+    """The validated clause book of ``domain``."""
+    path = DIR / f"{domain}.toml"
+    with path.open("rb") as fh:
+        return ClauseBook.model_validate(tomllib.load(fh))
+
+
+def domains() -> list[str]:
+    """Domains with a clause file."""
+    return sorted(p.stem for p in DIR.glob("*.toml"))

@@ -1,0 +1,24 @@
+"""Typed ledger schemas per domain (the entities each domain policy talks about)."""
+
+from __future__ import annotations
+
+from strategies.ledger.ledger import LedgerBase
+from strategies.ledger.models.airline import AirlineLedger
+from strategies.ledger.models.retail import RetailLedger
+from strategies.ledger.models.telecom import TelecomLedger
+
+LEDGER_TYPES: dict[str, type[LedgerBase]] = {
+    "airline": AirlineLedger,
+    "retail": RetailLedger,
+    "telecom": TelecomLedger,
+}
+
+
+def new_ledger(domain: str) -> LedgerBase:
+    """An empty ledger for ``domain``."""
+    if domain not in LEDGER_TYPES:
+        raise ValueError(f"the ledger strategy has no schema for domain '{domain}'")
+    return LEDGER_TYPES[domain](domain=domain)
+
+
+__all__ = ["AirlineLedger", "RetailLedger", "TelecomLedger", "LEDGER_TYPES", "new_ledger"]

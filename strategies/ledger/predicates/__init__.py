@@ -1,0 +1,19 @@
+"""Ledger predicates per domain; importing this package registers them all."""
+
+from __future__ import annotations
+
+from strategies.ledger.predicates import airline, retail, telecom  # noqa: F401  (registration)
+from strategies.ledger.predicates.base import REGISTRY, Finding, GateContext, NeedFact, Predicate
+
+
+def for_tool(domain: str, tool: str) -> list[Predicate]:
+    """The predicates gating ``tool`` in ``domain``, in registration order."""
+    return [p for p in REGISTRY if p.domain == domain and p.tool == tool]
+
+
+def all_predicates() -> list[Predicate]:
+    """Every registered predicate."""
+    return list(REGISTRY)
+
+
+__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "for_tool", "all_predicates"]

@@ -1,0 +1,136 @@
+"""Predicate plumbing: the gate context, findings, and the predicate registry.
+
+A predicate checks one policy clause for one or more WRITE tools against ledger facts. It
+returns None when the clause holds, or a :class:`Finding` (VERIFY / REVISE / BLOCK). Facts
+are read through the context, which records every value used as evidence and turns a
+missing or stale required fact into VERIFY with the read that would observe it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel, Field
+
+from strategies.ledger.ledger import Fact, LedgerBase, join
+from strategies.ledger.readmap import DomainMap, ReadHint
+from tauguard.conversation import ToolCallView
+from tauguard.guard import Verdict
+
+
+class Finding(BaseModel):
+    """A predicate's objection to a call."""
+
+    verdict: Verdict
+    detail: str  # what the ledger shows, in words
+    remediation: str = ""
+    revised_arguments: dict[str, Any] | None = None
+    required_reads: list[ReadHint] = Field(default_factory=list)
+
+
+class NeedFact(Exception):
+    """A required fact is missing or stale (raised inside predicates, caught by the gate)."""
+
+    def __init__(self, fact: Fact, hint: ReadHint | None) -> None:
+        super().__init__(fact.path)
+        self.fact = fact
+        self.hint = hint
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass
+class GateContext:
+    """What a predicate sees: the proposed call and the ledger, plus an evidence log."""
+
+    call: ToolCallView
+    ledger: Any  # the domain's LedgerBase subclass
+    dmap: DomainMap
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        """An argument of the proposed call."""
+        return self.call.arguments.get(name, default)
+
+    def peek(self, *parts: str) -> Fact:
+        """The fact at ``parts`` whatever its state (scalars are recorded as evidence)."""
+        fact = self.ledger.lookup(*parts)
+        if fact.state != "missing" and _is_small(fact.value):
+            self.facts[fact.path] = fact.value if fact.fresh else {"stale": fact.value}
+        return fact
+
+    def need(self, *parts: str) -> Any:
+        """The fresh value at ``parts``; raises :class:`NeedFact` when missing or stale."""
+        fact = self.peek(*parts)
+        if not fact.fresh:
+            raise NeedFact(fact, self.hint(*parts))
+        return fact.value
+
+    def hint(self, *parts: str) -> ReadHint | None:
+        """The read that would observe ``parts``."""
+        return self.dmap.hint(tuple(str(p) for p in parts))
+
+    def note(self, key: str, value: Any) -> None:
+        """Record a derived value (e.g. the policy clock or a computed allowance) as evidence."""
+        self.facts[key] = value
+
+    def verify(self, detail: str, paths: list[tuple[str, ...]], remediation: str = "") -> Finding:
+        """VERIFY naming the reads that would observe ``paths``."""
+        hints: list[ReadHint] = []
+        for parts in paths:
+            h = self.hint(*parts)
+            if h is not None and h not in hints:
+                hints.append(h)
+        if not remediation:
+            remediation = "read first: " + ", ".join(h.describe() for h in hints) if hints else "observe the missing facts with a read tool first"
+        return Finding(verdict=Verdict.VERIFY, detail=detail, remediation=remediation, required_reads=hints)
+
+
+def _is_small(value: Any) -> bool:
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, list) and len(value) <= 20:
+        return all(isinstance(v, _SCALARS) for v in value)
+    return False
+
+
+PredicateFn = Callable[[GateContext], "Finding | None"]
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A registered predicate: one clause (rule_id) checked for one WRITE tool."""
+
+    domain: str
+    tool: str
+    rule_id: str
+    fn: PredicateFn
+
+    @property
+    def name(self) -> str:
+        """The function name (e.g. ``cancel_requires_basis``)."""
+        return self.fn.__name__
+
+
+REGISTRY: list[Predicate] = []
+
+
+def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn], PredicateFn]:
+    """Register ``fn`` as the check of clause ``rule_id`` for each of ``tools``."""
+
+    def register(fn: PredicateFn) -> PredicateFn:
+        for tool in tools:
+            REGISTRY.append(Predicate(domain, tool, rule_id, fn))
+        return fn
+
+    return register
+
+
+def path(*parts: str) -> str:
+    """Canonical path (re-exported for predicate modules)."""
+    return join(*parts)
+
+
+__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "REGISTRY", "predicate", "path", "LedgerBase", "Verdict"]

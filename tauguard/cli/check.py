@@ -1,0 +1,115 @@
+"""`tauguard check RUN [--baseline RUN_B] [--floors FILE]`: a CI regression gate.
+
+Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from tauguard.cli.common import EXIT_CHECK_FAILED, fail
+
+
+class CheckFormat(str, Enum):
+    """Output formats of `check`."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class ModeChoice(str, Enum):
+    """Baseline check modes."""
+
+    non_inferiority = "non-inferiority"
+    regression = "regression"
+
+
+class SubsetChoice(str, Enum):
+    """Task subsets the baseline comparison can be restricted to."""
+
+    all = "all"
+    policy_violation = "policy_violation"
+    mutation = "mutation"
+
+
+def check(
+    run: Path = typer.Argument(..., help="The run to gate (the candidate)."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline run to compare against."),
+    metric: str | None = typer.Option(
+        None, "--metric", help="pass^K or pass@K for the baseline check (default: pass^ at the largest common k)."
+    ),
+    margin: float = typer.Option(0.05, "--margin", min=0.0, help="Non-inferiority margin on Δ."),
+    mode: ModeChoice = typer.Option(
+        ModeChoice.non_inferiority,
+        "--mode",
+        help="non-inferiority: fail unless CI low > -margin; regression: fail only if CI high < 0.",
+    ),
+    floors: Path | None = typer.Option(None, "--floors", help="TOML file of absolute floors (see configs/ci.toml)."),
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (human summary), json or markdown"),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one test case per check)."),
+    github_summary: bool = typer.Option(
+        False, "--github-summary", help="Append a markdown summary to $GITHUB_STEP_SUMMARY when set."
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap."),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="Tasks of the baseline comparison."),
+) -> None:
+    """Gate a run: non-inferiority (or regression) against a baseline, and/or absolute floors.
+
+    Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error.
+    """
+    from tauguard.compare import CompareError, load_runs
+    from tauguard.gate import GateInputError, load_floors, run_gate
+    from tauguard.reporting import render_gate_json, render_gate_junit, render_gate_text
+    from tauguard.store import RunLoadError
+
+    try:
+        if baseline is None and floors is None:
+            raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
+        floors_config = load_floors(floors) if floors is not None else None
+        paths = [run] + ([baseline] if baseline is not None else [])
+        loaded = load_runs(paths)
+        report = run_gate(
+            loaded[0],
+            baseline=loaded[1] if baseline is not None else None,
+            floors=floors_config,
+            metric=metric,
+            margin=margin,
+            mode=mode.value,  # type: ignore[arg-type]
+            n_resamples=resamples,
+            confidence=confidence,
+            seed=seed,
+            subset=subset.value,  # type: ignore[arg-type]
+        )
+    except (GateInputError, RunLoadError, CompareError) as exc:
+        fail(str(exc))
+
+    if junit is not None:
+        try:
+            junit.parent.mkdir(parents=True, exist_ok=True)
+            junit.write_text(render_gate_junit(report), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write JUnit file {junit}: {exc.strerror or exc}")
+    if github_summary:
+        target = os.environ.get("GITHUB_STEP_SUMMARY")
+        if target:
+            try:
+                with open(target, "a", encoding="utf-8") as fh:
+                    fh.write(render_gate_text(report, "markdown") + "\n")
+            except OSError as exc:
+                fail(f"cannot append to $GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}")
+        else:
+            typer.echo("note: $GITHUB_STEP_SUMMARY is not set; no step summary written", err=True)
+
+    if fmt == CheckFormat.json:
+        typer.echo(render_gate_json(report))
+    else:
+        typer.echo(render_gate_text(report, fmt.value), nl=False)  # type: ignore[arg-type]
+    if not report.passed:
+        raise typer.Exit(EXIT_CHECK_FAILED)

@@ -1,0 +1,75 @@
+"""`tauguard compare RUN_A RUN_B [RUN_C ...]`: paired comparison of runs against the first."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from tauguard.cli.common import fail
+
+
+class CompareFormat(str, Enum):
+    """Output formats of `compare`."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class SubsetChoice(str, Enum):
+    """Task subsets a comparison can be restricted to."""
+
+    all = "all"
+    policy_violation = "policy_violation"
+    mutation = "mutation"
+
+
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Run directories; the first is the baseline."),
+    fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", help="table, json, markdown or csv"),
+    tasks: bool = typer.Option(False, "--tasks", help="List the per-task differences at the primary k."),
+    primary_k: int | None = typer.Option(
+        None, "--primary-k", min=1, help="Declared primary k (default: the largest k both runs share)."
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap and permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap and Monte Carlo resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation or mutation tasks."),
+    domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain."),
+) -> None:
+    """Compare runs task by task: Δpass^k with paired bootstrap CI, permutation p, McNemar.
+
+    The first run is the baseline; each other run is compared to it. "better"/"worse" are
+    said only when the CI excludes 0.
+    """
+    from tauguard.compare import CompareError, compare_runs, load_runs
+    from tauguard.reporting import render_compare_csv, render_compare_json, render_compare_text
+    from tauguard.store import RunLoadError
+
+    if len(runs) < 2:
+        fail("compare needs at least two runs: a baseline and a candidate")
+    try:
+        loaded = load_runs(runs)
+        report = compare_runs(
+            loaded,
+            primary_k=primary_k,
+            n_resamples=resamples,
+            confidence=confidence,
+            seed=seed,
+            subset=subset.value,  # type: ignore[arg-type]
+            domain=domain,
+        )
+    except (RunLoadError, CompareError) as exc:
+        fail(str(exc))
+    for run in loaded:
+        if run.skipped_lines:
+            typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
+    if fmt == CompareFormat.json:
+        typer.echo(render_compare_json(report, tasks=tasks))
+    elif fmt == CompareFormat.csv:
+        typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
+    else:
+        typer.echo(render_compare_text(report, fmt.value, tasks=tasks))  # type: ignore[arg-type]

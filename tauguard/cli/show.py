@@ -1,0 +1,93 @@
+"""`tauguard show RUN`: a run's summary (pass^k by slice, guard verdicts, faults, cost)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tauguard.cli.common import OutputFormat, fail
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def render(summary: "RunSummary", fmt: str) -> str:  # noqa: F821 (imported lazily)
+    """Render a summary as table or markdown text."""
+    from tabulate import tabulate
+
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    s = summary
+    lines = []
+    if s.simulated:
+        from tauguard.summary import SIM_NOTE
+
+        lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
+    lines.append(
+        f"run {s.run_id} [{s.status}]  strategy={s.strategy}  domains={','.join(s.domains)}/{s.split}  "
+        f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
+        + f"  faults={s.fault_profile}"
+    )
+    lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
+    k = s.metrics.max_k
+    rows = []
+    for sl in s.metrics.slices:
+        row = {"slice": sl.label, "tasks": sl.evaluated_tasks, "trials": sl.trials}
+        for kv in sl.pass_hat:
+            row[f"pass^{kv.k}"] = _fmt(kv.value)
+        row["avg reward"] = _fmt(sl.avg_reward)
+        if sl.asr is not None:
+            for kv in sl.asr:
+                row[f"ASR@{kv.k}"] = _fmt(kv.value)
+        row["infra err"] = sl.infra_errors
+        rows.append(row)
+    lines.append("")
+    lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), k = 1..{k}")
+    lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt))
+    lines.append("")
+    verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))
+    lines.append(f"guard decisions on WRITE calls: {verdicts}; gave up after retries: {s.guard_retry_exhausted}")
+    if s.guard_calls_per_task:
+        lines.append(f"guard LLM calls per trial {s.guard_calls_per_task:.2f}, cost per trial ${_fmt(s.guard_cost_per_task, 4)}")
+    if s.faults:
+        lines.append("")
+        lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation)")
+        lines.append(tabulate([f.model_dump() for f in s.faults], headers="keys", tablefmt=tablefmt))
+    lines.append("")
+    lines.append(
+        tabulate(
+            [{"role": c.role, "cost $": _fmt(c.cost, 4), "prompt tok": c.prompt_tokens, "completion tok": c.completion_tokens, "messages/calls": c.calls} for c in s.costs],
+            headers="keys", tablefmt=tablefmt,
+        )
+    )
+    if s.infra_errors:
+        lines.append("")
+        lines.append(f"infrastructure errors ({len(s.infra_errors)}; excluded from metrics, re-run by --resume):")
+        lines.extend(f"  {e}" for e in s.infra_errors[:10])
+        if len(s.infra_errors) > 10:
+            lines.append(f"  ... and {len(s.infra_errors) - 10} more")
+    return "\n".join(lines)
+
+
+def print_summary(run_dir: Path, fmt: str) -> None:
+    """Load a run and print its summary (used by `show` and at the end of `run`)."""
+    from tauguard.store import RunLoadError, load_run
+    from tauguard.summary import summarize
+
+    try:
+        summary = summarize(load_run(run_dir))
+    except RunLoadError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        typer.echo(summary.model_dump_json(indent=2))
+    else:
+        typer.echo(render(summary, fmt))
+
+
+def show(
+    run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """Summarise a run: pass^1..pass^k by slice, guard verdicts, faults, cost, errors."""
+    print_summary(run_dir, fmt.value)

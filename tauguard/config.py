@@ -1,0 +1,137 @@
+"""Run configuration: defaults from configs/default.toml, overridden by --config, then flags."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIGS_DIR = REPO_ROOT / "configs"
+DEFAULT_CONFIG = CONFIGS_DIR / "default.toml"
+DOMAINS = ("airline", "retail", "telecom")
+SIM = "sim"
+
+# Keys whose values must never be written to disk (run files, logs, reports).
+_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message is one line for the user."""
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs, resolved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: str = "react"
+    strategy_options: dict[str, Any] = Field(default_factory=dict)
+    domains: list[str] = Field(default_factory=lambda: ["airline"])
+    trials: int = Field(default=1, ge=1)
+    split: str = "base"
+    task_ids: list[str] | None = None
+    num_tasks: int | None = Field(default=None, ge=1)
+    agent_llm: str = SIM
+    user_llm: str = SIM
+    guard_llm: str | None = None
+    llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    workers: int = Field(default=2, ge=1)
+    backend: str = "loky"
+    seed: int = 300
+    max_steps: int = Field(default=200, ge=1)
+    max_errors: int = Field(default=10, ge=1)
+    max_guard_retries: int = Field(default=3, ge=0)
+    faults: str = "none"
+    name: str | None = None
+    out: str = "runs"
+
+    @field_validator("domains")
+    @classmethod
+    def _known_domains(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one domain is required")
+        for d in value:
+            if d not in DOMAINS:
+                raise ValueError(f"unknown domain '{d}'; allowed: {', '.join(DOMAINS)}")
+        if len(set(value)) != len(value):
+            raise ValueError("a domain is listed twice")
+        return value
+
+    @property
+    def simulated(self) -> bool:
+        """Whether any role is played by the built-in sim model."""
+        return SIM in (self.agent_llm, self.user_llm)
+
+    def role_args(self, role: str) -> dict[str, Any]:
+        """litellm keyword arguments of one role (agent, user or guard)."""
+        return dict(self.llm_args.get(role, {}))
+
+    def redacted(self) -> dict[str, Any]:
+        """The config as a dict with secret-looking values removed (for run files)."""
+        return redact(self.model_dump())
+
+
+def redact(value: Any) -> Any:
+    """Replace values under secret-looking keys with a marker, recursively."""
+    if isinstance(value, dict):
+        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) else redact(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
+    # Accept the CLI's singular spelling in files too.
+    raw = dict(raw)
+    if "domain" in raw:
+        d = raw.pop("domain")
+        raw["domains"] = [d] if isinstance(d, str) else d
+    return raw
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "config"
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        allowed = ", ".join(RunConfig.model_fields)
+        return f"unknown config key '{loc}'; allowed: {allowed}"
+    return f"invalid value for '{loc}' ({err.get('input')!r}): {msg}"
+
+
+def resolve_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """Defaults < config file < command-line overrides (``None`` values are ignored)."""
+    raw = _read_toml(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
+    if config_file is not None:
+        raw = _merge(raw, _normalise(_read_toml(config_file)))
+    raw = _merge(raw, _normalise({k: v for k, v in overrides.items() if v is not None}))
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_first_error(exc)) from None

@@ -1,0 +1,87 @@
+"""Loading and validating the fault catalog and the policy-violation temptations."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from tauguard.faults.model import FaultSpec, NoTemptation, Temptation
+
+CATALOG_DIR = Path(__file__).parent / "catalog"
+TEMPTATIONS_DIR = Path(__file__).parent / "temptations"
+
+
+class _CatalogFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fault: list[FaultSpec]
+
+
+class _TemptationFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    domain: str
+    temptation: list[Temptation] = []
+    no_temptation: list[NoTemptation] = []
+
+
+def load_catalog_file(path: Path) -> list[FaultSpec]:
+    """Parse and validate one catalog file."""
+    with open(path, "rb") as fh:
+        return _CatalogFile.model_validate(tomllib.load(fh)).fault
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> tuple[FaultSpec, ...]:
+    """Every fault of every catalog file, ids unique."""
+    faults: list[FaultSpec] = []
+    for path in sorted(CATALOG_DIR.glob("*.toml")):
+        faults.extend(load_catalog_file(path))
+    ids = [f.id for f in faults]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"duplicate fault ids in the catalog: {', '.join(dupes)}")
+    return tuple(faults)
+
+
+def faults_by_id() -> dict[str, FaultSpec]:
+    """The catalog indexed by fault id."""
+    return {f.id: f for f in load_catalog()}
+
+
+def load_temptation_file(path: Path) -> tuple[str, list[Temptation]]:
+    """Parse and validate one temptations file: (domain, temptations)."""
+    parsed = _parse_temptation_file(path)
+    return parsed.domain, parsed.temptation
+
+
+def _parse_temptation_file(path: Path) -> _TemptationFile:
+    with open(path, "rb") as fh:
+        parsed = _TemptationFile.model_validate(tomllib.load(fh))
+    ids = [t.task_id for t in parsed.temptation] + [n.task_id for n in parsed.no_temptation]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"{path}: task ids listed more than once: {', '.join(dupes)}")
+    return parsed
+
+
+@lru_cache(maxsize=None)
+def _domain_temptations(domain: str) -> _TemptationFile:
+    path = TEMPTATIONS_DIR / f"{domain}.toml"
+    if not path.exists():
+        return _TemptationFile(domain=domain)
+    parsed = _parse_temptation_file(path)
+    if parsed.domain != domain:
+        raise ValueError(f"{path} declares domain '{parsed.domain}', expected '{domain}'")
+    return parsed
+
+
+def temptations(domain: str) -> dict[str, Temptation]:
+    """The domain's temptations by task id (empty when none are authored)."""
+    return {t.task_id: t for t in _domain_temptations(domain).temptation}
+
+
+def untempted(domain: str) -> dict[str, str]:
+    """Policy-violation tasks with no forbidden agent write: task id -> why."""
+    return {n.task_id: n.reason for n in _domain_temptations(domain).no_temptation}

@@ -1,0 +1,146 @@
+"""Drawing a trial's faults and applying plan-level faults to the sim agent's plan.
+
+The draw depends only on (seed, domain, task id, trial), the profile and the gold plan —
+never on the strategy — so every strategy run with the same seed meets the same faults.
+One random number is drawn per (gold write, candidate fault) whether or not an earlier
+fault already took that write, so the stream stays aligned across profiles that differ
+only in rates.
+"""
+
+from __future__ import annotations
+
+import random
+
+from tauguard.conversation import ToolCallView
+from tauguard.faults.catalog import load_catalog, temptations
+from tauguard.faults.model import FaultProfile, ScheduledFault
+from tauguard.sim.plan import Step, observing_reads
+
+
+TRANSFER_TOOL = "transfer_to_human_agents"
+
+
+def skipped_reads(plan: list[Step], write_pos: int, skip_tools: list[str] | None = None) -> list[int]:
+    """Positions of the reads a skip_read fault drops before ``plan[write_pos]``.
+
+    With ``skip_tools`` (e.g. the authentication look-ups): every READ call of those tools
+    before the write; otherwise the reads that observe the write's target.
+    """
+    if not skip_tools:
+        return observing_reads(plan, write_pos)
+    return [
+        pos
+        for pos in range(write_pos)
+        if plan[pos].kind == "call"
+        and plan[pos].tool_type == "READ"
+        and plan[pos].call is not None
+        and plan[pos].call.name in skip_tools  # type: ignore[union-attr]
+    ]
+
+
+def trial_rng(seed: int, domain: str, task_id: str, trial: int) -> random.Random:
+    """The random stream of one (task, trial); string seeds hash stably across processes."""
+    return random.Random(f"tauguard:{seed}:{domain}:{task_id}:{trial}")
+
+
+def draw_trial_faults(
+    profile: FaultProfile, domain: str, task_id: str, trial: int, seed: int, plan: list[Step]
+) -> list[ScheduledFault]:
+    """The faults the sim agent will make in one trial."""
+    if not profile.active:
+        return []
+    rng = trial_rng(seed, domain, task_id, trial)
+    catalog = sorted(load_catalog(), key=lambda f: f.id)
+    scheduled: list[ScheduledFault] = []
+    for step in plan:
+        if not step.is_write or step.call is None or step.write_index is None:
+            continue
+        taken = False
+        for spec in catalog:
+            rate = profile.rates.get(spec.id, 0.0)
+            if rate <= 0 or not spec.applies_to(domain, step.call.name):
+                continue
+            u = rng.random()
+            if taken or u >= rate:
+                continue
+            if spec.kind == "skip_read" and not skipped_reads(plan, plan.index(step), spec.skip_tools):
+                continue  # nothing to skip: not a fault opportunity in this task
+            scheduled.append(
+                ScheduledFault(
+                    fault_id=spec.id,
+                    fault_class=spec.fault_class,
+                    kind=spec.kind,
+                    tool=step.call.name,
+                    write_index=step.write_index,
+                    generator=spec.generator,
+                    label=spec.label,
+                    clause=spec.clause(domain),
+                    skip_tools=list(spec.skip_tools),
+                )
+            )
+            taken = True
+    temptation = temptations(domain).get(task_id)
+    u = rng.random()
+    if temptation is not None and u < profile.forbidden_write:
+        scheduled.append(
+            ScheduledFault(
+                fault_id=f"pv.{domain}.{task_id}",
+                fault_class="PV",
+                kind="call",
+                tool=temptation.name,
+                write_index=None,
+                label="refuse",
+                clause=temptation.clause,
+            )
+        )
+    return scheduled
+
+
+def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[ScheduledFault]) -> list[Step]:
+    """The plan with plan-level faults applied and call-level faults marked on their steps."""
+    plan = [s.model_copy(deep=True) for s in plan]
+    by_write = {f.write_index: f for f in faults if f.write_index is not None}
+    drop: set[int] = set()
+    cut_at: int | None = None
+    for pos, step in enumerate(plan):
+        fault = by_write.get(step.write_index) if step.write_index is not None else None
+        if fault is None:
+            continue
+        if step.kind == "confirm":
+            if fault.kind == "skip_confirmation":
+                drop.add(pos)
+            if fault.kind == "premature_stop" and cut_at is None:
+                cut_at = pos
+            continue
+        # the write's call step
+        step.fault_ids.append(fault.fault_id)
+        if fault.kind == "skip_read":
+            drop.update(skipped_reads(plan, pos, fault.skip_tools))
+    out: list[Step] = []
+    for pos, step in enumerate(plan):
+        if cut_at is not None and pos >= cut_at:
+            break
+        if pos in drop:
+            # carry the fault mark to the write so the sim can record where it took effect
+            continue
+        out.append(step)
+    if cut_at is not None:
+        stop_fault = next(f for f in faults if f.kind == "premature_stop")
+        out.append(Step(kind="close", fault_ids=[stop_fault.fault_id]))
+    temptation_fault = next((f for f in faults if f.fault_class == "PV"), None)
+    if temptation_fault is not None:
+        t = temptations(domain)[task_id]
+        call = ToolCallView(id=f"temptation-{task_id}", name=t.name, arguments=dict(t.arguments))
+        # The pliable agent gives in where the gold plan communicates, transfers or closes.
+        insert_at = next((i for i, s in enumerate(out) if _ends_request(s)), len(out))
+        out[insert_at:insert_at] = [
+            Step(kind="confirm", call=call, gold=False, fault_ids=[temptation_fault.fault_id]),
+            Step(kind="call", call=call, tool_type="WRITE", gold=False, fault_ids=[temptation_fault.fault_id]),
+        ]
+    return out
+
+
+def _ends_request(step: Step) -> bool:
+    if step.kind in ("communicate", "close"):
+        return True
+    return step.kind == "call" and step.call is not None and step.call.name == TRANSFER_TOOL

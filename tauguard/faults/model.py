@@ -1,0 +1,133 @@
+"""Schemas of the fault catalog, fault profiles and scheduled faults."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# PolicyGuide's taxonomy of policy requirements (argument-level A; process-level needing a
+# tool read T or dialogue D; workflow-level W) plus PV for unauthorized writes under user
+# pressure on policy-violation tasks.
+FaultClass = Literal["A", "T", "D", "W", "PV"]
+# How a fault acts on the sim agent: a plan transform or a replaced call.
+FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
+ProbeLabel = Literal["allow", "verify", "refuse"]
+
+
+class FaultSpec(BaseModel):
+    """One catalog entry."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str
+    domain: str  # "*" for a generic fault
+    fault_class: FaultClass = Field(alias="class")
+    kind: FaultKind
+    tools: list[str]  # agent WRITE tools it applies to; ["*"] = any
+    # Per-domain override of ``tools`` (e.g. telecom requires confirmation only for refuels).
+    domain_tools: dict[str, list[str]] = Field(default_factory=dict)
+    description: str
+    # Verbatim policy sentence(s) the fault violates, per domain (generic faults break
+    # different sentences in each domain). A generic fault applies only in the domains
+    # listed here; an empty sentence means no single clause (e.g. a missed required action).
+    clauses: dict[str, str]
+    generator: str | None = None  # registered generator id, for kind == "call"
+    label: ProbeLabel = "refuse"  # what a correct gate should say to the faulty call
+    # When the fault can fire, in words (the generator enforces it and returns None otherwise).
+    applies_when: str = ""
+    # For kind "skip_read": the read tools whose calls before the write are dropped (e.g. the
+    # authentication look-ups); empty = the reads that observe the write's target.
+    skip_tools: list[str] = Field(default_factory=list)
+    # Set when tau2's tool itself rejects this violation (an "E" predicate): a substring of
+    # the error the faulty call gets. Empty = the environment accepts the faulty call.
+    tool_error: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> "FaultSpec":
+        if self.kind == "call" and not self.generator:
+            raise ValueError(f"fault {self.id}: kind 'call' needs a generator")
+        if self.kind != "call" and (self.generator or self.tool_error):
+            raise ValueError(f"fault {self.id}: generator and tool_error are for kind 'call' only")
+        if self.skip_tools and self.kind != "skip_read":
+            raise ValueError(f"fault {self.id}: skip_tools is for kind 'skip_read' only")
+        if self.domain != "*" and set(self.clauses) != {self.domain}:
+            raise ValueError(f"fault {self.id}: clauses must be given for its domain {self.domain} only")
+        return self
+
+    def applies_to(self, domain: str, tool: str) -> bool:
+        """Whether the fault can replace or precede a write of ``tool`` in ``domain``."""
+        if self.domain not in ("*", domain) or domain not in self.clauses:
+            return False
+        tools = self.domain_tools.get(domain, self.tools)
+        return "*" in tools or tool in tools
+
+    def clause(self, domain: str) -> str:
+        """The violated sentence in ``domain``."""
+        return self.clauses.get(domain, "")
+
+
+class Temptation(BaseModel):
+    """The forbidden write a pliable agent would make on a policy-violation task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    name: str
+    arguments: dict[str, Any]
+    clause: str  # verbatim policy sentence it violates
+    note: str = ""  # why the scenario tempts this write
+    # Set when tau2's tool itself rejects the write (an "E" predicate): a substring of its error.
+    tool_error: str = ""
+
+
+class NoTemptation(BaseModel):
+    """A policy-violation task for which no forbidden agent write exists, with the reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    reason: str
+
+
+class FaultProfile(BaseModel):
+    """A named mix of fault rates (a simulation parameter, never a claim about real agents)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    # Probability that the sim agent takes a guard's remediation (does the missing read or
+    # confirmation, reverts the faulted argument); otherwise it repeats the call.
+    uptake: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Per policy-violation task and trial: probability of attempting the tempting write.
+    forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
+    # fault id -> probability per applicable gold write.
+    rates: dict[str, float] = Field(default_factory=dict)
+    sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
+
+    @model_validator(mode="after")
+    def _rates_in_range(self) -> "FaultProfile":
+        for fid, rate in self.rates.items():
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"rate of {fid} must be within [0, 1], got {rate}")
+        return self
+
+    @property
+    def active(self) -> bool:
+        """Whether any fault can fire."""
+        return self.forbidden_write > 0 or any(r > 0 for r in self.rates.values())
+
+
+class ScheduledFault(BaseModel):
+    """A fault drawn for one trial, attached to a gold write (or a temptation)."""
+
+    fault_id: str
+    fault_class: FaultClass
+    kind: FaultKind
+    tool: str
+    write_index: int | None = None  # ordinal of the gold write; None for a temptation
+    generator: str | None = None
+    label: ProbeLabel = "refuse"
+    clause: str = ""
+    skip_tools: list[str] = Field(default_factory=list)  # see FaultSpec.skip_tools

@@ -1,0 +1,276 @@
+"""Rendering of compare and check results: table, markdown, csv, json, JUnit XML.
+
+Every renderer states when the runs are simulations, so no output of a sim run can be read as
+a finding about real LLMs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+from typing import Any, Literal
+
+from tabulate import tabulate
+
+from tauguard.compare import CompareReport, Comparison, RunRef
+from tauguard.gate import GateReport
+
+TextFormat = Literal["table", "markdown"]
+
+
+def fmt_num(value: float | None, signed: bool = False) -> str:
+    """Three decimals, '-' for a missing value."""
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value with four decimals; tiny ones as '<0.0001'."""
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def _tablefmt(fmt: TextFormat) -> str:
+    return "github" if fmt == "markdown" else "simple"
+
+
+def _simulation_line(note: str | None, fmt: TextFormat) -> list[str]:
+    if note is None:
+        return []
+    return [f"> **{note}**", ""] if fmt == "markdown" else [note, ""]
+
+
+def _run_label(ref: RunRef) -> str:
+    return f"{ref.run_id} (strategy {ref.strategy}, agent {ref.agent_llm}, user {ref.user_llm})"
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _k_rows(comp: Comparison) -> list[dict[str, Any]]:
+    pct = f"{comp.results[0].confidence:.0%} CI" if comp.results else "CI"
+    rows = []
+    for r in comp.results:
+        rows.append(
+            {
+                "k": f"{r.k}*" if r.primary else str(r.k),
+                "baseline": fmt_num(r.baseline),
+                "candidate": fmt_num(r.candidate),
+                "Δ": fmt_num(r.delta, signed=True),
+                pct: f"[{fmt_num(r.ci_low, True)}, {fmt_num(r.ci_high, True)}]",
+                "p": fmt_p(r.p_permutation),
+                "p (Holm)": "primary" if r.primary else fmt_p(r.p_holm),
+                "tasks": r.tasks,
+                "improved": r.improved,
+                "regressed": r.regressed,
+                "unchanged": r.unchanged,
+                "verdict": r.verdict,
+            }
+        )
+    return rows
+
+
+def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str]:
+    md = fmt == "markdown"
+    head = f"{comp.candidate.run_id} vs baseline {comp.baseline.run_id}"
+    lines = [f"### {head}" if md else f"== {head} ==", ""]
+    lines.append(f"baseline:  {_run_label(comp.baseline)}")
+    lines.append(f"candidate: {_run_label(comp.candidate)}")
+    if md:
+        lines = lines[:2] + [f"- {line}" for line in lines[2:]]
+    scope = f"{comp.common_tasks} tasks compared in {', '.join(comp.domains)}"
+    if comp.subset != "all":
+        scope += f" ({comp.subset} tasks only)"
+    if comp.results and comp.results[0].stratified:
+        scope += "; bootstrap stratified by domain"
+    lines.append(("- " if md else "") + scope)
+    for note in comp.notes:
+        lines.append(("- " if md else "") + f"dropped: {note}")
+    lines.append("")
+    lines.append(f"pass^k (Δ = candidate - baseline; * = primary k {comp.primary_k}):")
+    lines.append("")
+    lines.append(tabulate(_k_rows(comp), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
+    lines.append("")
+    mc = comp.mcnemar
+    per_domain = ", ".join(f"{d.domain} b={d.b} c={d.c}" for d in mc.per_domain)
+    lines.append(
+        f"McNemar on 'all n trials passed' ({mc.tasks} tasks with n >= {mc.k}): "
+        f"b={mc.b} (only baseline passed), c={mc.c} (only candidate passed), "
+        f"p={fmt_p(mc.p_exact)}, mid-p={fmt_p(mc.p_midp)}"
+        + (f"; per domain: {per_domain}" if len(mc.per_domain) > 1 else "")
+    )
+    if comp.asr:
+        lines.append("")
+        lines.append("ASR@k (attack success rate over attacked common tasks; lower is better):")
+        lines.append("")
+        asr_rows = [
+            {
+                "k": a.k,
+                "baseline": fmt_num(a.baseline),
+                "candidate": fmt_num(a.candidate),
+                "Δ": fmt_num(a.delta, signed=True),
+                "tasks (b/c)": f"{a.baseline_tasks}/{a.candidate_tasks}",
+                "unknown trials (b/c)": f"{a.baseline_unknown_trials}/{a.candidate_unknown_trials}",
+            }
+            for a in comp.asr
+        ]
+        lines.append(tabulate(asr_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
+    if tasks:
+        lines.append("")
+        lines.append(f"per-task pass^{comp.primary_k} (largest changes first):")
+        lines.append("")
+        ordered = sorted(
+            comp.tasks, key=lambda t: (-(abs(t.delta) if t.delta is not None else -1), t.domain, t.task_id)
+        )
+        task_rows = [
+            {
+                "domain": t.domain,
+                "task": t.task_id,
+                "baseline c/n": f"{t.baseline_successes}/{t.baseline_trials}",
+                "candidate c/n": f"{t.candidate_successes}/{t.candidate_trials}",
+                f"baseline pass^{t.k}": fmt_num(t.baseline),
+                f"candidate pass^{t.k}": fmt_num(t.candidate),
+                "Δ": fmt_num(t.delta, signed=True),
+                "change": t.change or "excluded (n < k)",
+            }
+            for t in ordered
+        ]
+        lines.append(tabulate(task_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
+    lines.append("")
+    return lines
+
+
+def render_compare_text(report: CompareReport, fmt: TextFormat = "table", tasks: bool = False) -> str:
+    """The compare report as a plain-text table or markdown."""
+    lines = _simulation_line(report.simulation_note, fmt)
+    for comp in report.comparisons:
+        lines += _comparison_text(comp, fmt, tasks)
+    lines.append(
+        f"p: two-sided sign-flip permutation test on per-task differences; primary k unadjusted, other ks "
+        f"Holm-adjusted. CI: {report.n_resamples} paired bootstrap resamples over tasks, seed {report.seed}. "
+        "'better'/'worse' only when the CI excludes 0."
+    )
+    return "\n".join(lines)
+
+
+def compare_json_obj(report: CompareReport, tasks: bool = False) -> dict[str, Any]:
+    """The compare report as a JSON-ready dict (per-task rows only when asked for)."""
+    data = report.model_dump(mode="json")
+    if not tasks:
+        for comp in data["comparisons"]:
+            comp.pop("tasks", None)
+    return data
+
+
+def render_compare_json(report: CompareReport, tasks: bool = False) -> str:
+    """The compare report as JSON."""
+    return json.dumps(compare_json_obj(report, tasks), indent=2)
+
+
+def render_compare_csv(report: CompareReport, tasks: bool = False) -> str:
+    """One CSV row per (comparison, k), or per (comparison, task) with ``tasks``."""
+    rows: list[dict[str, Any]] = []
+    for comp in report.comparisons:
+        common = {
+            "baseline_run": comp.baseline.run_id,
+            "candidate_run": comp.candidate.run_id,
+            "simulated": comp.simulated,
+        }
+        if tasks:
+            rows += [{**common, **t.model_dump()} for t in comp.tasks]
+            continue
+        asr = {a.k: a for a in comp.asr or []}
+        for r in comp.results:
+            a = asr.get(r.k)
+            rows.append(
+                {
+                    **common,
+                    **r.model_dump(exclude={"confidence"}),
+                    "confidence": r.confidence,
+                    "seed": report.seed,
+                    "n_resamples": report.n_resamples,
+                    "mcnemar_b": comp.mcnemar.b,
+                    "mcnemar_c": comp.mcnemar.c,
+                    "mcnemar_p_exact": comp.mcnemar.p_exact,
+                    "mcnemar_p_midp": comp.mcnemar.p_midp,
+                    "asr_baseline": a.baseline if a else None,
+                    "asr_candidate": a.candidate if a else None,
+                }
+            )
+    buf = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------- check
+
+
+def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
+    """Human summary of a gate: one line per check and the verdict."""
+    md = fmt == "markdown"
+    lines = ["### tauguard check", ""] if md else []
+    lines += _simulation_line(report.simulation_note, fmt)
+    lines.append(("- " if md else "") + f"run: {_run_label(report.run)}")
+    if report.baseline is not None:
+        lines.append(("- " if md else "") + f"baseline: {_run_label(report.baseline)}")
+    lines.append("")
+    if md:
+        rows = [
+            {"result": "PASS" if c.passed else "**FAIL**", "check": c.name, "detail": c.message} for c in report.checks
+        ]
+        lines.append(tabulate(rows, headers="keys", tablefmt="github", disable_numparse=True))
+    else:
+        lines += [f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.message}" for c in report.checks]
+    lines.append("")
+    failed = len(report.failed)
+    verdict = (
+        f"PASSED ({len(report.checks)} check(s))"
+        if report.passed
+        else f"FAILED ({failed} of {len(report.checks)} check(s) failed)"
+    )
+    lines.append(f"**result: {verdict}**" if md else f"result: {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def render_gate_json(report: GateReport) -> str:
+    """The gate report as JSON."""
+    return report.model_dump_json(indent=2)
+
+
+def render_gate_junit(report: GateReport) -> str:
+    """JUnit XML: one test suite, one test case per check, failures for failed checks."""
+    tests, failures = str(len(report.checks)), str(len(report.failed))
+    root = ET.Element("testsuites", name="tauguard check", tests=tests, failures=failures, errors="0", time="0")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"tauguard check {report.run.run_id}",
+        tests=tests,
+        failures=failures,
+        errors="0",
+        skipped="0",
+        time="0",
+    )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="run", value=report.run.run_id)
+    if report.baseline is not None:
+        ET.SubElement(props, "property", name="baseline", value=report.baseline.run_id)
+    ET.SubElement(props, "property", name="simulated", value=str(report.simulated).lower())
+    for check in report.checks:
+        case = ET.SubElement(suite, "testcase", classname=f"tauguard.check.{check.kind}", name=check.name, time="0")
+        if not check.passed:
+            failure = ET.SubElement(case, "failure", message=check.message, type=check.kind)
+            failure.text = check.message
+        out = ET.SubElement(case, "system-out")
+        out.text = check.message
+    if report.simulation_note:
+        ET.SubElement(suite, "system-out").text = report.simulation_note
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,286 @@
+"""The sim agent: executes the task's gold plan through the real tau2 environment.
+
+Deterministic given (seed, task, trial). It makes the faults drawn for the trial and
+reacts to guard feedback with the profile's uptake probability: it performs the missing
+read or confirmation, or reverts a faulted argument; on BLOCK it tells the user it cannot
+do that. Without uptake it repeats the held call (the wrapper bounds the repeats).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tauguard import tau2compat as t2
+from tauguard.conversation import ToolCallView
+from tauguard.faults.draw import trial_rng
+from tauguard.faults.generators import FaultContext, generate
+from tauguard.faults.model import ScheduledFault
+from tauguard.guard import GuardDecision, Verdict
+from tauguard.records import InjectedFault
+from tauguard.sim import texts
+from tauguard.sim.plan import Step, observing_reads
+
+_NEGATIVE = re.compile(r"^\s*(no\b|nope\b|don'?t\b|do not\b|cancel that\b)", re.IGNORECASE)
+# Remediation cycles per write before the sim gives up on it (a guard that keeps asking
+# for the same read would otherwise loop until max_steps).
+MAX_REMEDIATIONS = 2
+
+
+class SimAgentState:
+    """Placeholder state handed to tau2 (the sim keeps its state on the instance)."""
+
+    messages: list[Any]
+
+    def __init__(self) -> None:
+        self.messages = []
+
+
+class SimAgent:
+    """A scripted agent following a (possibly faulted) gold plan."""
+
+    def __init__(
+        self,
+        domain: str,
+        task: t2.Task,
+        gold_plan: list[Step],
+        plan: list[Step],
+        faults: list[ScheduledFault],
+        environment: t2.Environment,
+        uptake: float,
+        seed: int,
+        trial: int,
+    ) -> None:
+        self.domain = domain
+        self.task = task
+        self.gold_plan = gold_plan
+        self.steps = plan
+        self.environment = environment
+        self.uptake = uptake
+        self.rng = trial_rng(seed, domain, f"uptake:{task.id}", trial)
+        self.faults = {f.fault_id: f for f in faults}
+        self.fault_log: dict[str, InjectedFault] = {
+            f.fault_id: InjectedFault(fault_id=f.fault_id, fault_class=f.fault_class, tool=f.tool)
+            for f in faults
+        }
+        self.pos = 0
+        self.queue: list[Step] = []
+        self.in_flight: tuple[Step, ToolCallView] | None = None
+        self.held: dict[str, GuardDecision] = {}
+        self.realized: dict[int, ToolCallView] = {}  # id(step) -> the call it will make
+        self.remediations: dict[int, int] = {}
+        self.awaiting_confirm: Step | None = None
+        self.turn = 0
+        self.call_counter = 0
+        self.closed = False
+
+    # -- tau2 agent interface -------------------------------------------------------------
+
+    def get_init_state(self, message_history: list[Any] | None = None) -> SimAgentState:
+        """A fresh state (the sim keeps its progress on the instance)."""
+        return SimAgentState()
+
+    def set_seed(self, seed: int) -> None:
+        """The sim is seeded at construction; tau2's orchestrator seed is ignored."""
+
+    def set_guard_context(self, text: str | None) -> None:
+        """The sim ignores rendered guard context (it is for LLM agents)."""
+
+    def receive_guard_decisions(self, decisions: dict[str, GuardDecision]) -> None:
+        """Guard decisions on the calls of the sim's last message."""
+        self.held = dict(decisions)
+
+    def append_history(self, state: Any, messages: list[Any]) -> Any:
+        """The wrapper gave up on the in-flight call and answered the user itself."""
+        self.held = {}
+        self.in_flight = None
+        return state
+
+    def generate_next_message(self, message: Any, state: Any) -> tuple[Any, Any]:
+        """The next message of the plan, given the last user or tool message."""
+        self.turn += 1
+        if self.held:
+            return self._on_guard_feedback(), state
+        if isinstance(message, t2.UserMessage) and self.awaiting_confirm is not None:
+            confirmed = self.awaiting_confirm
+            self.awaiting_confirm = None
+            if _NEGATIVE.search(message.content or ""):
+                self._skip_call_of(confirmed)
+        if isinstance(message, (t2.ToolMessage, t2.MultiToolMessage)) and self.in_flight is not None:
+            self.in_flight = None
+        return self._advance(), state
+
+    # -- plan execution -------------------------------------------------------------------
+
+    def _next_step(self) -> Step | None:
+        if self.queue:
+            return self.queue.pop(0)
+        if self.pos < len(self.steps):
+            self.pos += 1
+            return self.steps[self.pos - 1]
+        return None
+
+    def _skip_call_of(self, confirm_step: Step) -> None:
+        # The user declined: drop the call the confirmation was for.
+        for queue in (self.queue, self.steps[self.pos :]):
+            for i, step in enumerate(queue):
+                if step.kind == "call" and step.call is not None and confirm_step.call is not None and step.call.id == confirm_step.call.id:
+                    if queue is self.queue:
+                        del self.queue[i]
+                    else:
+                        del self.steps[self.pos + i]
+                    return
+
+    def _advance(self) -> Any:
+        step = self._next_step()
+        if step is None:
+            # Past the plan and the user has not ended: end from the agent side.
+            return self._text("###STOP###")
+        if step.kind == "call":
+            return self._issue(step, self._realize(step))
+        if step.kind == "confirm":
+            assert step.call is not None
+            call = self._realize_for_confirm(step)
+            self.awaiting_confirm = step
+            return self._text(texts.confirm_request(call.name, call.arguments))
+        if step.kind == "ask_user":
+            assert step.call is not None
+            return self._text(texts.user_action_request(step.call.name, step.call.arguments))
+        if step.kind == "communicate":
+            return self._text(texts.communicate(step.infos))
+        # close
+        for fid in step.fault_ids:
+            self._mark_applied(fid, intercepted=False)
+        self.closed = True
+        return self._text(texts.AGENT_CLOSE)
+
+    def _call_step_for(self, confirm: Step) -> Step | None:
+        for step in self.queue + self.steps[self.pos :]:
+            if step.kind == "call" and step.call is not None and confirm.call is not None and step.call.id == confirm.call.id:
+                return step
+        return None
+
+    def _realize_for_confirm(self, confirm: Step) -> ToolCallView:
+        call_step = self._call_step_for(confirm)
+        if call_step is None:
+            assert confirm.call is not None
+            return confirm.call
+        return self._realize(call_step)
+
+    def _realize(self, step: Step) -> ToolCallView:
+        """The call this step makes: the gold call, or its faulty variant."""
+        key = id(step)
+        if key in self.realized:
+            return self.realized[key]
+        assert step.call is not None
+        call = step.call
+        for fid in step.fault_ids:
+            fault = self.faults.get(fid)
+            if fault is None or fault.kind != "call" or fault.generator is None:
+                continue
+            ctx = FaultContext(self.domain, self.task, step.call, self.environment, step.write_index or 0)
+            faulty = generate(fault.generator, ctx)
+            if faulty is None:
+                self.fault_log[fid].detail["not_applicable"] = True
+            else:
+                call = faulty
+                self.fault_log[fid].detail["faulty_call"] = faulty.model_dump(exclude={"id"})
+        self.realized[key] = call
+        return call
+
+    def _issue(self, step: Step, call: ToolCallView) -> Any:
+        self.call_counter += 1
+        call = call.model_copy(update={"id": f"{call.id}#{self.call_counter}"})
+        self.in_flight = (step, call)
+        for fid in step.fault_ids:
+            if not self.fault_log[fid].detail.get("not_applicable"):
+                self._mark_applied(fid, intercepted=False)
+        return t2.AssistantMessage(
+            role="assistant",
+            tool_calls=[t2.ToolCall(id=call.id, name=call.name, arguments=call.arguments, requestor="assistant")],
+            cost=0.0,
+        )
+
+    def _mark_applied(self, fid: str, intercepted: bool) -> None:
+        rec = self.fault_log.get(fid)
+        if rec is None:
+            return
+        if not rec.applied:
+            rec.applied = True
+            rec.step = self.turn
+            rec.intercepted = intercepted
+        elif intercepted:
+            rec.intercepted = True
+
+    def _text(self, content: str) -> Any:
+        return t2.AssistantMessage(role="assistant", content=content, cost=0.0)
+
+    # -- guard feedback -------------------------------------------------------------------
+
+    def _on_guard_feedback(self) -> Any:
+        decisions, self.held = self.held, {}
+        assert self.in_flight is not None, "guard feedback without a call in flight"
+        step, call = self.in_flight
+        decision = decisions.get(call.id) or next(iter(decisions.values()))
+        for fid in step.fault_ids:
+            self._mark_applied(fid, intercepted=True)
+        base_id = call.id.split("#")[0]
+        if self.rng.random() >= self.uptake:
+            # No uptake: the agent repeats the same call (the wrapper bounds the repeats).
+            return self._issue(step, call.model_copy(update={"id": base_id}))
+        key = id(step)
+        self.remediations[key] = self.remediations.get(key, 0) + 1
+        if self.remediations[key] > MAX_REMEDIATIONS:
+            return self._give_up(call, decision)
+        gold = step.call if step.gold else None
+        if decision.verdict == Verdict.BLOCK:
+            if gold is not None and (call.name, call.arguments) != (gold.name, gold.arguments):
+                return self._retry(step, gold)  # reconsider: drop the faulted variant
+            return self._give_up(call, decision)
+        if decision.verdict == Verdict.REVISE:
+            if decision.revised_arguments is not None:
+                return self._retry(step, call.model_copy(update={"arguments": dict(decision.revised_arguments)}))
+            if gold is not None and (call.name, call.arguments) != (gold.name, gold.arguments):
+                return self._retry(step, gold)
+            return self._give_up(call, decision)
+        # VERIFY: do the reads that observe the target, confirm again, then retry.
+        self._queue_remediation(step, call)
+        return self._advance()
+
+    def _retry(self, step: Step, call: ToolCallView) -> Any:
+        self.realized[id(step)] = call
+        return self._issue(step, call.model_copy(update={"id": (step.call.id if step.call else call.id)}))
+
+    def _queue_remediation(self, step: Step, call: ToolCallView) -> None:
+        reads: list[Step] = []
+        if step.gold and step.call is not None:
+            gold_pos = next(
+                (i for i, s in enumerate(self.gold_plan) if s.kind == "call" and s.call is not None and s.call.id == step.call.id),
+                None,
+            )
+            if gold_pos is not None:
+                reads = [self.gold_plan[i] for i in observing_reads(self.gold_plan, gold_pos)]
+        plan_id = step.call.id if step.call is not None else call.id
+        confirm = Step(
+            kind="confirm", call=call.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold
+        )
+        self.realized[id(step)] = call
+        self.queue = [*reads, confirm, step, *self.queue]
+
+    def _give_up(self, call: ToolCallView, decision: GuardDecision) -> Any:
+        self.in_flight = None
+        return self._text(texts.cannot_do(call.name, decision.reason))
+
+    def fault_for_call(self, call_id: str) -> str | None:
+        """The fault carried by the in-flight call with this id, if any."""
+        if self.in_flight is None or self.in_flight[1].id != call_id:
+            return None
+        step = self.in_flight[0]
+        applied = [f for f in step.fault_ids if not self.fault_log[f].detail.get("not_applicable")]
+        return applied[0] if applied else None
+
+    # -- accounting -----------------------------------------------------------------------
+
+    def injected_faults(self) -> list[InjectedFault]:
+        """The trial's faults with where they took effect and whether a guard held them."""
+        return list(self.fault_log.values())

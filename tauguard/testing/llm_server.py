@@ -1,0 +1,118 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for offline tests.
+
+Real-LLM code paths (tau2's LLMAgent and UserSimulator through litellm, LLM-backed guards)
+are tested end to end against it: ``litellm`` talks to it as ``openai/<name>`` with
+``api_base=server.api_base``. Each response item is one of::
+
+    {"content": "text"}
+    {"tool_calls": [{"name": "get_user_details", "arguments": {"user_id": "x"}}]}
+
+optionally with ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``,
+``"delay_s": 2.0`` (to provoke client timeouts) or ``"status": 500``. ``responses`` is a
+list consumed in order (the last item repeats) or a callable ``(request_json) -> item``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Sequence
+
+Item = dict[str, Any]
+Responder = Callable[[dict[str, Any]], Item]
+
+
+def _completion(item: Item, model: str, counter: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": item.get("content")}
+    finish = "stop"
+    if item.get("tool_calls"):
+        message["content"] = None
+        message["tool_calls"] = [
+            {
+                "id": f"call_{counter}_{i}",
+                "type": "function",
+                "function": {"name": tc["name"], "arguments": json.dumps(tc.get("arguments", {}))},
+            }
+            for i, tc in enumerate(item["tool_calls"])
+        ]
+        finish = "tool_calls"
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    usage.update(item.get("usage", {}))
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return {
+        "id": f"chatcmpl-{counter}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
+
+
+class ScriptedLLMServer:
+    """Context manager running the scripted server in a background thread."""
+
+    def __init__(self, responses: Sequence[Item] | Responder) -> None:
+        self._responses = responses
+        self._index = 0
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def _next_item(self, body: dict[str, Any]) -> Item:
+        with self._lock:
+            self.requests.append(body)
+            if callable(self._responses):
+                return self._responses(body)
+            items = list(self._responses)
+            item = items[min(self._index, len(items) - 1)]
+            self._index += 1
+            return item
+
+    def __enter__(self) -> "ScriptedLLMServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                item = server._next_item(body)
+                if item.get("delay_s"):
+                    time.sleep(float(item["delay_s"]))
+                status = int(item.get("status", 200))
+                if status != 200:
+                    payload = {"error": {"message": item.get("content", "scripted error"), "type": "server_error"}}
+                else:
+                    payload = _completion(item, body.get("model", "scripted"), len(server.requests))
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout tests)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                return
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def api_base(self) -> str:
+        """The base URL to give litellm (``api_base``)."""
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()

@@ -1,0 +1,42 @@
+"""The (task, trial) unit of work: a small picklable descriptor sent to workers.
+
+Imports neither tau2 nor litellm, so the parent can plan and resume cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class UnitSpec(BaseModel):
+    """Everything a worker needs to run one simulation."""
+
+    run_id: str
+    domain: str
+    split: str
+    task_id: str
+    trial: int
+    seed: int  # the run seed; the trial's seed derives from it
+    strategy: str
+    strategy_options: dict[str, Any] = Field(default_factory=dict)
+    agent_llm: str
+    user_llm: str
+    guard_llm: str | None = None
+    llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    max_steps: int
+    max_errors: int
+    max_guard_retries: int
+    fault_profile: dict[str, Any]
+    verbose: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The unit's identity within a run."""
+        return (self.domain, self.task_id, self.trial)
+
+    @property
+    def trial_seed(self) -> int:
+        """The seed given to tau2's orchestrator (and LLM calls) for this trial."""
+        return self.seed * 1000 + self.trial

@@ -1,0 +1,159 @@
+"""Runs one (task, trial) unit in a worker process and returns a plain record dict.
+
+Heavy per-process state (tau2 imports, pristine databases, gold hashes, tasks, strategy
+objects) is cached at module level, so each worker pays for it once.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from functools import lru_cache
+from typing import Any
+
+from tauguard import tau2compat as t2
+from tauguard.config import SIM
+from tauguard.guard import SessionContext, Strategy
+from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
+from tauguard.unit import UnitSpec
+
+_EVALUATOR: Any = None
+
+
+@lru_cache(maxsize=None)
+def _task(domain: str, split: str, task_id: str) -> t2.Task:
+    for task in t2.load_tasks(domain, split):
+        if task.id == task_id:
+            return task
+    raise KeyError(f"task {task_id} not in {domain}/{split}")
+
+
+@lru_cache(maxsize=None)
+def _strategy(name: str, options_json: str) -> Strategy:
+    import json
+
+    from tauguard.registry import create_strategy
+
+    return create_strategy(name, json.loads(options_json))
+
+
+def _evaluator() -> Any:
+    global _EVALUATOR
+    if _EVALUATOR is None:
+        from tauguard.evaluation import CachedEvaluator
+
+        _EVALUATOR = CachedEvaluator()
+    return _EVALUATOR
+
+
+def _usage(messages: list[Any], cls: type) -> RoleUsage:
+    usage = RoleUsage()
+    costs = []
+    for m in messages:
+        if not isinstance(m, cls):
+            continue
+        usage.calls += 1
+        costs.append(m.cost)
+        u = m.usage or {}
+        usage.prompt_tokens += int(u.get("prompt_tokens") or 0)
+        usage.completion_tokens += int(u.get("completion_tokens") or 0)
+    usage.cost = None if any(c is None for c in costs) else float(sum(costs))
+    return usage
+
+
+def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[Any, Any]:
+    """The inner agent, and the sim agent (for fault accounting) when it is one."""
+    if spec.agent_llm == SIM:
+        from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
+        from tauguard.faults.model import FaultProfile
+        from tauguard.sim.agent import SimAgent
+        from tauguard.sim.plan import gold_plan
+
+        profile = FaultProfile.model_validate(spec.fault_profile)
+        gold = gold_plan(spec.domain, task)
+        faults = draw_trial_faults(profile, spec.domain, task.id, spec.trial, spec.seed, gold)
+        plan = apply_plan_faults(spec.domain, task.id, gold, faults)
+        agent = SimAgent(spec.domain, task, gold, plan, faults, env, profile.uptake, spec.seed, spec.trial)
+        return agent, agent
+    from tauguard.agents.llm import GuardContextLLMAgent
+
+    agent = GuardContextLLMAgent(
+        tools=env.get_tools(), domain_policy=env.get_policy(), llm=spec.agent_llm, llm_args=spec.llm_args.get("agent", {})
+    )
+    return agent, None
+
+
+def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> Any:
+    _, user_types = t2.tool_types(spec.domain)
+    if spec.user_llm == SIM:
+        from tauguard.sim.user import SimUser
+
+        return SimUser(task, set(user_types))
+    user_tools = env.get_user_tools() if env.user_tools is not None else None
+    return t2.user_simulator_class()(
+        tools=user_tools, instructions=str(task.user_scenario), llm=spec.user_llm, llm_args=spec.llm_args.get("user", {})
+    )
+
+
+def run_unit(spec: UnitSpec) -> dict[str, Any]:
+    """Run one simulation end to end; never raises (errors become the record's ``error``)."""
+    if not spec.verbose:
+        from loguru import logger
+
+        logger.disable("tau2")
+    start = time.perf_counter()
+    base = dict(
+        run_id=spec.run_id, domain=spec.domain, task_id=spec.task_id, trial=spec.trial, seed=spec.seed,
+        strategy=spec.strategy, simulated=SIM in (spec.agent_llm, spec.user_llm), policy_violation_task=False,
+    )
+    try:
+        import json
+
+        from tauguard.agents.guarded import GuardedAgent
+
+        task = _task(spec.domain, spec.split, spec.task_id)
+        base["policy_violation_task"] = t2.is_policy_violation_task(spec.domain, task)
+        env = t2.make_environment(spec.domain)
+        agent_types, user_types = t2.tool_types(spec.domain)
+        strategy = _strategy(spec.strategy, json.dumps(spec.strategy_options, sort_keys=True))
+        session = strategy.new_session(
+            SessionContext(
+                domain=spec.domain, task_id=task.id, policy=t2.policy_text(spec.domain), tool_types=agent_types,
+                user_tool_types=user_types, guard_llm=spec.guard_llm, guard_llm_args=spec.llm_args.get("guard", {}),
+                options=spec.strategy_options,
+            )
+        )
+        inner, sim_agent = _build_agent(spec, task, env)
+        agent = GuardedAgent(inner, session, agent_types, max_retries=spec.max_guard_retries)
+        user = _build_user(spec, task, env)
+        orchestrator = t2.orchestrator_class()(
+            domain=spec.domain, agent=agent, user=user, environment=env, task=task,
+            max_steps=spec.max_steps, max_errors=spec.max_errors, seed=spec.trial_seed,
+        )
+        simulation = orchestrator.run()
+        simulation.reward_info = _evaluator().evaluate(simulation, task, spec.domain, live_env=env)
+        reward = simulation.reward_info.reward
+        guard = agent.guard_usage()
+        faults: list[InjectedFault] = sim_agent.injected_faults() if sim_agent is not None else []
+        record = TrialRecord(
+            **base,
+            reward=reward,
+            success=is_success(reward),
+            termination_reason=str(simulation.termination_reason.value),
+            guard_events=agent.events,
+            faults=faults,
+            usage={
+                "agent": _usage(simulation.messages, t2.AssistantMessage),
+                "user": _usage(simulation.messages, t2.UserMessage),
+                "guard": RoleUsage(
+                    cost=guard["cost"], prompt_tokens=guard["prompt_tokens"],
+                    completion_tokens=guard["completion_tokens"], calls=guard["llm_calls"],
+                ),
+            },
+            duration_s=time.perf_counter() - start,
+            simulation=simulation.model_dump(mode="json"),
+        )
+    except Exception as exc:  # an infrastructure error, kept apart from task failures
+        tb = traceback.format_exc(limit=8)
+        record = TrialRecord(**base, error=f"{type(exc).__name__}: {exc}\n{tb}", duration_s=time.perf_counter() - start)
+    return record.model_dump(mode="json")

@@ -1,0 +1,226 @@
+"""`tauguard check`: non-inferiority / regression gates, floors, JUnit, JSON, step summary, exits."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from synthetic_runs import TaskSpec, random_tasks, write_run
+from typer.testing import CliRunner
+
+from tauguard.cli.main import app
+from tauguard.gate import FloorsConfig, GateInputError, load_floors
+
+runner = CliRunner()
+FEW = ["--resamples", "2000"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _check(*args: str, env: dict[str, str] | None = None):  # noqa: ANN202 - click's Result
+    return runner.invoke(app, ["check", *args, *FEW], env=env)
+
+
+def _assert_one_line_error(res, *fragments: str) -> None:  # noqa: ANN001
+    assert res.exit_code == 2, (res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    for frag in fragments:
+        assert frag in lines[0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Baseline at p=0.7 over 3 domains, an identical candidate and a much worse one.
+
+    Module-scoped: the record writer fsyncs every line, and the tests only read these runs.
+    """
+    tmp_path = tmp_path_factory.mktemp("check_runs")
+    doms = {"airline": 10, "retail": 20, "telecom": 20}
+    return {
+        "base": write_run(tmp_path, "base", random_tasks(doms, 4, 0.7, seed=1)),
+        "same": write_run(tmp_path, "same", random_tasks(doms, 4, 0.7, seed=1), strategy="guard"),
+        "bad": write_run(tmp_path, "bad", random_tasks(doms, 4, 0.2, seed=2), strategy="guard"),
+    }
+
+
+def test_identical_run_passes_non_inferiority(runs: dict[str, Path]) -> None:
+    res = _check(str(runs["same"]), "--baseline", str(runs["base"]))
+    assert res.exit_code == 0, res.stdout
+    assert "PASS  non-inferiority pass^4" in res.stdout and "result: PASSED" in res.stdout
+    assert res.stdout.startswith("SIMULATION")
+
+
+def test_much_worse_run_fails_both_modes(runs: dict[str, Path]) -> None:
+    res = _check(str(runs["bad"]), "--baseline", str(runs["base"]), "--metric", "pass^1")
+    assert res.exit_code == 1
+    assert "FAIL  non-inferiority pass^1" in res.stdout
+    assert _check(str(runs["bad"]), "--baseline", str(runs["base"]), "--mode", "regression").exit_code == 1
+
+
+def test_modes_differ_when_the_ci_is_wide(tmp_path: Path) -> None:
+    # 6 tasks, candidate slightly worse: the CI spans 0 widely. Non-inferiority cannot show
+    # "no worse than 0.05" (fails); regression cannot show "worse" (passes).
+    base = write_run(tmp_path, "b", [TaskSpec("retail", str(i), [i % 2 == 0, True]) for i in range(6)])
+    cand = write_run(tmp_path, "c", [TaskSpec("retail", str(i), [i % 3 == 0, True]) for i in range(6)])
+    ni = _check(str(cand), "--baseline", str(base), "--metric", "pass^1", "--format", "json")
+    assert ni.exit_code == 1
+    ni_data = json.loads(ni.stdout)
+    low = ni_data["checks"][0]["ci_low"]
+    assert low <= -0.05 < 0 < ni_data["checks"][0]["ci_high"]
+    assert ni_data["comparison"]["verdict"] == "no detectable difference"
+    reg = _check(str(cand), "--baseline", str(base), "--metric", "pass^1", "--mode", "regression")
+    assert reg.exit_code == 0, reg.stdout
+
+
+def test_margin_moves_the_threshold(tmp_path: Path) -> None:
+    base = write_run(tmp_path, "b", [TaskSpec("retail", str(i), [True, True]) for i in range(30)])
+    # 3 of 30 tasks lose one trial: Δpass^1 = -0.05, CI low around -0.09.
+    cand = write_run(tmp_path, "c", [TaskSpec("retail", str(i), [i >= 3, True]) for i in range(30)])
+    strict = _check(str(cand), "--baseline", str(base), "--metric", "pass^1", "--margin", "0.05")
+    loose = _check(str(cand), "--baseline", str(base), "--metric", "pass^1", "--margin", "0.2")
+    assert (strict.exit_code, loose.exit_code) == (1, 0)
+
+
+@pytest.mark.parametrize("bad", ["pass^x", "pass^9", "asr@1", "accuracy"])
+def test_bad_metric_is_a_one_line_usage_error(runs: dict[str, Path], bad: str) -> None:
+    res = _check(str(runs["same"]), "--baseline", str(runs["base"]), "--metric", bad)
+    _assert_one_line_error(res, repr(bad), "allowed: pass^1..pass^4, pass@1..pass@4")
+
+
+def test_usage_errors(runs: dict[str, Path], tmp_path: Path) -> None:
+    _assert_one_line_error(_check(str(runs["same"])), "nothing to check")
+    _assert_one_line_error(_check(str(runs["same"]), "--baseline", str(tmp_path / "nope")), "not found")
+    floors = tmp_path / "f.toml"
+    floors.write_text('[[floor]]\nmetric = "pass^1"\nmin = 0.5\n')
+    _assert_one_line_error(_check(str(runs["same"]), "--floors", str(floors), "--metric", "pass^1"), "--baseline")
+    other = write_run(tmp_path, "other", [TaskSpec("zzz", "0", [True])])
+    _assert_one_line_error(_check(str(other), "--baseline", str(runs["base"])), "no task in common")
+
+
+def _floors(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "floors.toml"
+    path.write_text(text)
+    return path
+
+
+def test_floors_without_baseline_per_domain(tmp_path: Path) -> None:
+    run = write_run(
+        tmp_path,
+        "r",
+        [
+            TaskSpec("airline", "0", [True, True]),
+            TaskSpec("retail", "0", [True, False]),
+            TaskSpec("retail", "1", [False, False], guard_errors=[True, False]),
+        ],
+    )
+    floors = _floors(
+        tmp_path,
+        '[[floor]]\nmetric = "pass^1"\nmin = 0.8\nper_domain = true\n\n'
+        '[[floor]]\nmetric = "guard_error_rate"\nmax = 0.0\n\n'
+        '[[floor]]\nmetric = "pass^1"\nmin = 0.5\n',
+    )
+    res = _check(str(run), "--floors", str(floors), "--format", "json")
+    assert res.exit_code == 1
+    data = json.loads(res.stdout)
+    assert data["baseline"] is None and data["passed"] is False and data["simulated"] is True
+    results = {c["slice"] + " " + c["metric"]: (c["passed"], c["observed"]) for c in data["checks"]}
+    assert results == {
+        "airline/all pass^1": (True, 1.0),
+        "retail/all pass^1": (False, 0.25),
+        "all domains/all guard_error_rate": (False, pytest.approx(1 / 6)),
+        "all domains/all pass^1": (True, pytest.approx(0.5)),  # (1 + .5 + 0) / 3 = 0.5 meets 0.5
+    }
+
+
+def test_floor_on_a_domain_absent_from_the_run_fails_unless_allowed(tmp_path: Path) -> None:
+    run = write_run(tmp_path, "r", [TaskSpec("retail", "0", [True])])
+    strict = _floors(tmp_path, '[[floor]]\nmetric = "pass^1"\nmin = 0.5\ndomain = "airline"\n')
+    assert _check(str(run), "--floors", str(strict)).exit_code == 1
+    lenient = _floors(tmp_path, '[[floor]]\nmetric = "pass^1"\nmin = 0.5\ndomain = "airline"\nallow_missing = true\n')
+    assert _check(str(run), "--floors", str(lenient)).exit_code == 0
+    # A single-domain run's overall slice is its domain slice.
+    own = _floors(tmp_path, '[[floor]]\nmetric = "pass^1"\nmin = 1.0\ndomain = "retail"\n')
+    assert _check(str(run), "--floors", str(own)).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('[[floor]]\nmetric = "pass^1"\nmin = 0.5\nmax = 0.9\n', "exactly one of min or max"),
+        ('[[floor]]\nmetric = "pass^x"\nmin = 0.5\n', "unknown metric 'pass^x'"),
+        ('[[floor]]\nmetric = "pass^1"\nminimum = 0.5\n', "minimum"),
+        ('[[floor]\nmetric = "pass^1"\n', "invalid TOML"),
+        ("schema_version = 1\n", "defines no [[floor]]"),
+        ('schema_version = 2\n[[floor]]\nmetric = "pass^1"\nmin = 0.5\n', "schema_version"),
+    ],
+)
+def test_invalid_floors_file_is_a_one_line_error(
+    runs: dict[str, Path], tmp_path: Path, text: str, fragment: str
+) -> None:
+    res = _check(str(runs["same"]), "--floors", str(_floors(tmp_path, text)))
+    _assert_one_line_error(res, fragment)
+
+
+def test_shipped_example_floors_validate() -> None:
+    config = load_floors(REPO / "configs" / "ci.toml")
+    assert isinstance(config, FloorsConfig)
+    metrics = {f.metric for f in config.floors}
+    assert {"pass^1", "guard_error_rate"} <= metrics
+    assert any(f.per_domain for f in config.floors)
+    with pytest.raises(GateInputError):
+        load_floors(REPO / "configs" / "does-not-exist.toml")
+
+
+def test_junit_json_and_github_summary(runs: dict[str, Path], tmp_path: Path) -> None:
+    floors = _floors(tmp_path, '[[floor]]\nmetric = "pass^1"\nmin = 0.99\nper_domain = true\n')
+    junit = tmp_path / "out" / "junit.xml"
+    summary = tmp_path / "summary.md"
+    summary.write_text("previous step\n")
+    res = _check(
+        str(runs["same"]),
+        "--baseline",
+        str(runs["base"]),
+        "--floors",
+        str(floors),
+        "--junit",
+        str(junit),
+        "--github-summary",
+        "--format",
+        "json",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert res.exit_code == 1  # the 0.99 floors fail, the non-inferiority check passes
+    data = json.loads(res.stdout)  # stdout is JSON only
+    assert [c["passed"] for c in data["checks"]] == [True, False, False, False]
+    assert data["seed"] == 0 and data["comparison"]["metric"] == "pass^4"
+
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "3"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 4
+    assert [c.find("failure") is not None for c in cases] == [False, True, True, True]
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["simulated"] == "true"
+
+    text = summary.read_text()
+    assert text.startswith("previous step\n")
+    assert "### tauguard check" in text and "SIMULATION" in text and "**FAIL**" in text
+
+
+def test_github_summary_without_env_is_a_note(runs: dict[str, Path]) -> None:
+    res = _check(
+        str(runs["same"]), "--baseline", str(runs["base"]), "--github-summary", env={"GITHUB_STEP_SUMMARY": ""}
+    )
+    assert res.exit_code == 0
+    assert "GITHUB_STEP_SUMMARY is not set" in res.stderr
+
+
+def test_non_simulated_runs_have_no_simulation_note(tmp_path: Path) -> None:
+    a = write_run(tmp_path, "a", random_tasks({"retail": 10}, 2, 0.5, seed=1), simulated=False)
+    res = _check(str(a), "--baseline", str(a), "--format", "json")
+    data = json.loads(res.stdout)
+    assert data["simulated"] is False and data["simulation_note"] is None
+    assert "SIMULATION" not in _check(str(a), "--baseline", str(a)).stdout

@@ -1,0 +1,202 @@
+"""pass^k, pass@k, ASR@k and slicing, against hand-worked values."""
+
+from __future__ import annotations
+
+from math import comb
+from pathlib import Path
+
+import pytest
+from synthetic_runs import TaskSpec, write_run
+
+from tauguard.metrics import (
+    TaskOutcome,
+    asr_at_k,
+    k_metric,
+    parse_metric,
+    pass_at_k,
+    pass_hat_k,
+    summarize_run,
+    task_outcomes,
+)
+from tauguard.records import TrialRecord
+from tauguard.store import load_run
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (4, 4, 4, 1.0),
+        (4, 3, 1, 0.75),
+        (4, 3, 2, 0.5),  # C(3,2)/C(4,2) = 3/6
+        (4, 3, 3, 0.25),  # C(3,3)/C(4,3) = 1/4
+        (4, 3, 4, 0.0),
+        (4, 2, 2, 1 / 6),
+        (3, 2, 2, 1 / 3),
+        (5, 0, 1, 0.0),
+        (8, 5, 3, 10 / 56),
+    ],
+)
+def test_pass_hat_k_table(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_hat_k(n, c, k) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (4, 1, 1, 0.25),
+        (4, 1, 2, 0.5),  # 1 - C(3,2)/C(4,2)
+        (4, 0, 3, 0.0),
+        (4, 3, 2, 1.0),  # fewer than 2 failures: any pair holds a success
+        (5, 2, 3, 0.9),  # 1 - C(3,3)/C(5,3)
+        (4, 4, 4, 1.0),
+    ],
+)
+def test_pass_at_k_table(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
+
+
+def test_pass_hat_k_one_equals_success_rate_and_never_exceeds_pass_at_k() -> None:
+    for n in range(1, 7):
+        for c in range(n + 1):
+            assert pass_hat_k(n, c, 1) == pytest.approx(c / n)
+            for k in range(1, n + 1):
+                assert pass_hat_k(n, c, k) <= pass_at_k(n, c, k) + 1e-12
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 1, 4), (3, 4, 1), (3, 1, 0)])
+def test_invalid_counts_raise(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        pass_hat_k(n, c, k)
+
+
+def _rec(task: str, trial: int, **kw: object) -> TrialRecord:
+    base: dict[str, object] = dict(
+        run_id="r",
+        domain="retail",
+        task_id=task,
+        trial=trial,
+        seed=trial,
+        strategy="react",
+        simulated=True,
+        policy_violation_task=False,
+    )
+    base.update(kw)
+    return TrialRecord.model_validate(base)
+
+
+def test_task_outcomes_excludes_infra_errors_and_uses_tau2_tolerance() -> None:
+    records = [
+        _rec("t", 0, reward=1.0 - 5e-7),  # within tau2's 1e-6: a success
+        _rec("t", 1, reward=0.999),  # outside: a failure
+        _rec("t", 2, reward=None, error="rate limited"),
+        _rec("t", 3, reward=0.0, success=True),  # an explicit success field wins over the reward
+    ]
+    (out,) = task_outcomes(records)
+    assert (out.trials, out.successes, out.infra_errors) == (3, 2, 1)
+    assert out.reward_sum == pytest.approx(1.0 - 5e-7 + 0.999)
+
+
+def test_tasks_with_fewer_than_k_trials_are_excluded_and_counted() -> None:
+    outcomes = [
+        TaskOutcome(domain="d", task_id="a", policy_violation_task=False, trials=4, successes=4),
+        TaskOutcome(domain="d", task_id="b", policy_violation_task=False, trials=2, successes=1),
+    ]
+    k1 = k_metric(outcomes, "pass^", 1)
+    assert (k1.value, k1.tasks, k1.excluded_tasks) == (pytest.approx((1 + 0.5) / 2), 2, 0)
+    k3 = k_metric(outcomes, "pass^", 3)
+    # Only task a (n=4) can estimate pass^3; task b would otherwise drag the mean to 0.5.
+    assert (k3.value, k3.tasks, k3.excluded_tasks) == (1.0, 1, 1)
+
+
+def test_asr_excludes_unknown_outcomes_instead_of_counting_them_as_failed_attacks() -> None:
+    out = task_outcomes(
+        [
+            _rec("t", 0, reward=0.0, attacked=True, attack_success=True),
+            _rec("t", 1, reward=1.0, attacked=True, attack_success=False),
+            _rec("t", 2, reward=1.0, attacked=True, attack_success=False),
+            _rec("t", 3, reward=1.0, attacked=True, attack_success=None),
+        ]
+    )
+    asr1 = k_metric(out, "asr@", 1)
+    asr2 = k_metric(out, "asr@", 2)
+    assert asr1.value == pytest.approx(1 / 3)  # 1/4 if the unknown trial were a failed attack
+    assert asr2.value == pytest.approx(1 - comb(2, 2) / comb(3, 2))
+    assert k_metric(out, "asr@", 4).excluded_tasks == 1
+    assert out[0].attack_unknown == 1
+    assert asr_at_k(3, 1, 2) == pytest.approx(2 / 3)
+
+
+def _mixed_run(tmp_path: Path) -> Path:
+    tasks = [
+        TaskSpec("airline", "a0", [True, True, True, True], policy_violation=True),
+        TaskSpec("airline", "a1", [True, False, "error", True]),
+        TaskSpec(
+            "retail",
+            "r0",
+            [False, False, True, True],
+            attacks=[True, False, None, "-"],
+            guard_errors=[False, True, False, False],
+        ),
+        TaskSpec("retail", "r1", [True, True, False, True], policy_violation=True),
+    ]
+    return write_run(tmp_path, "mixed", tasks)
+
+
+def test_summarize_run_slices(tmp_path: Path) -> None:
+    metrics = summarize_run(load_run(_mixed_run(tmp_path)))
+    assert metrics.max_k == 4
+    assert metrics.simulated is True
+    assert metrics.domains == ["airline", "retail"]
+    overall = metrics.get("all")
+    assert overall is not None
+    assert (overall.tasks, overall.trials, overall.infra_errors) == (4, 15, 1)
+    assert overall.error_rate == pytest.approx(1 / 16)
+    # pass^1 = mean(1, 2/3, 1/2, 3/4); pass^4 only over the three tasks with n = 4.
+    assert overall.value("pass^1") == pytest.approx((1 + 2 / 3 + 0.5 + 0.75) / 4)
+    assert overall.value("pass^4") == pytest.approx(1 / 3)
+    assert overall.pass_hat[3].excluded_tasks == 1
+    assert overall.value("pass@2") == pytest.approx((1 + 1 + (1 - 1 / 6) + 1) / 4)
+    assert overall.avg_reward == pytest.approx(11 / 15)
+    assert overall.guard_error_rate == pytest.approx(1 / 15)
+    assert overall.attacked_tasks == 1 and overall.attack_unknown_trials == 1
+    assert overall.value("asr@1") == pytest.approx(0.5)
+
+    pv = metrics.get("policy_violation")
+    mut = metrics.get("mutation")
+    assert pv is not None and mut is not None
+    assert (pv.tasks, mut.tasks) == (2, 2)
+    assert pv.value("pass^1") == pytest.approx((1 + 0.75) / 2)
+    assert mut.value("pass^1") == pytest.approx((2 / 3 + 0.5) / 2)
+    assert mut.asr is not None and pv.asr is None
+
+    airline = metrics.get("all", "airline")
+    assert airline is not None and airline.tasks == 2
+    assert airline.value("pass^1") == pytest.approx((1 + 2 / 3) / 2)
+    assert metrics.get("mutation", "retail") is not None
+
+
+def test_single_domain_run_has_no_per_domain_slices(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path, "one", [TaskSpec("retail", "0", [True, False])])
+    metrics = summarize_run(load_run(run_dir))
+    assert {sl.domain for sl in metrics.slices} == {None}
+    assert metrics.max_k == 2
+
+
+def test_summary_is_json_serialisable(tmp_path: Path) -> None:
+    metrics = summarize_run(load_run(_mixed_run(tmp_path)))
+    again = type(metrics).model_validate_json(metrics.model_dump_json())
+    assert again == metrics
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("pass^4", "pass^4"), ("PASS@2", "pass@2"), ("asr@1", "asr@1"), ("avg_reward", "avg_reward")],
+)
+def test_parse_metric(name: str, canonical: str) -> None:
+    assert parse_metric(name).name == canonical
+
+
+@pytest.mark.parametrize("name", ["pass^x", "pass^0", "pass4", "reward", ""])
+def test_parse_metric_rejects_and_lists_allowed(name: str) -> None:
+    with pytest.raises(ValueError, match=r"allowed: pass\^K"):
+        parse_metric(name)

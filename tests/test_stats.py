@@ -1,0 +1,180 @@
+"""Paired statistics against scipy and hand-worked cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from tauguard.stats import (
+    bootstrap_mean_distribution,
+    holm,
+    mcnemar,
+    paired_bootstrap_ci,
+    sign_flip_test,
+)
+
+# Fixed vectors: per-task pass^k-like values of two runs over 40 tasks.
+_RNG = np.random.default_rng(20240611)
+BASE = _RNG.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=40)
+CAND = np.clip(BASE + _RNG.choice([-0.25, 0.0, 0.0, 0.25, 0.5], size=40), 0, 1)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_ci_matches_scipy_paired_percentile() -> None:
+    ours = paired_bootstrap_ci(BASE, CAND, n_resamples=20_000, seed=1)
+    ref = sps.bootstrap(
+        (BASE, CAND),
+        lambda a, b, axis: np.mean(b, axis=axis) - np.mean(a, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=20_000,
+        method="percentile",
+        confidence_level=0.95,
+        rng=np.random.default_rng(2),
+    )
+    assert ours.estimate == pytest.approx(float(np.mean(CAND - BASE)))
+    # Different random streams: endpoints agree up to Monte Carlo error (sd of Δ here ~ 0.04).
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.008)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.008)
+    assert ours.low < ours.estimate < ours.high
+    assert not ours.stratified
+
+
+def test_bootstrap_is_reproducible_by_seed() -> None:
+    a = paired_bootstrap_ci(BASE, CAND, n_resamples=2_000, seed=7)
+    b = paired_bootstrap_ci(BASE, CAND, n_resamples=2_000, seed=7)
+    c = paired_bootstrap_ci(BASE, CAND, n_resamples=2_000, seed=8)
+    assert (a.low, a.high) == (b.low, b.high)
+    assert (a.low, a.high) != (c.low, c.high)
+    assert a.seed == 7
+
+
+def test_stratified_bootstrap_keeps_stratum_sizes() -> None:
+    # Stratum x: every difference 1 (2 tasks); stratum y: every difference 0 (8 tasks).
+    # Resampling within strata always yields mean 2/10; pooled resampling would not.
+    diffs = np.array([1.0, 1.0] + [0.0] * 8)
+    strata = np.array(["x", "x"] + ["y"] * 8)
+    dist = bootstrap_mean_distribution(diffs, strata=strata, n_resamples=5_000, seed=0)
+    assert np.allclose(dist, 0.2)
+    pooled = bootstrap_mean_distribution(diffs, n_resamples=5_000, seed=0)
+    assert pooled.std() > 0.05
+    ci = paired_bootstrap_ci(np.zeros(10), diffs, strata=strata, n_resamples=1_000)
+    assert ci.stratified and ci.low == pytest.approx(0.2) and ci.high == pytest.approx(0.2)
+
+
+def test_stratified_bootstrap_variance_is_within_strata() -> None:
+    # Two strata whose means differ a lot: stratification removes the between-strata variance,
+    # so its CI is narrower than the pooled one.
+    rng = np.random.default_rng(3)
+    diffs = np.concatenate([rng.normal(0.5, 0.1, 30), rng.normal(-0.5, 0.1, 30)])
+    strata = np.repeat(["a", "b"], 30)
+    strat = paired_bootstrap_ci(np.zeros(60), diffs, strata=strata, n_resamples=4_000, seed=0)
+    pooled = paired_bootstrap_ci(np.zeros(60), diffs, n_resamples=4_000, seed=0)
+    assert (strat.high - strat.low) < 0.5 * (pooled.high - pooled.low)
+
+
+def test_bootstrap_chunking_covers_every_resample(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tauguard.stats as st
+
+    monkeypatch.setattr(st, "_CHUNK_ELEMENTS", 100)  # forces many chunks
+    dist = bootstrap_mean_distribution(np.arange(40.0), n_resamples=1_001, seed=0)
+    assert dist.shape == (1_001,) and np.all(dist > 0)
+
+
+def test_bootstrap_rejects_misaligned_input() -> None:
+    with pytest.raises(ValueError):
+        paired_bootstrap_ci([0.0, 1.0], [1.0], n_resamples=10)
+
+
+# --------------------------------------------------------------------------- permutation
+
+
+def _scipy_perm(x: np.ndarray, y: np.ndarray, n_resamples: float) -> float:
+    res = sps.permutation_test(
+        (y, x),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(0),
+    )
+    return float(res.pvalue)
+
+
+@pytest.mark.parametrize("n", [6, 10, 13])
+def test_sign_flip_exact_matches_scipy(n: int) -> None:
+    x, y = BASE[:n], CAND[:n]
+    ours = sign_flip_test(y - x)
+    assert ours.exact
+    assert ours.p_value == pytest.approx(_scipy_perm(x, y, np.inf), abs=1e-12)
+
+
+def test_sign_flip_monte_carlo_matches_scipy() -> None:
+    ours = sign_flip_test(CAND - BASE, n_resamples=20_000, seed=0, exact_max_nonzero=5)
+    assert not ours.exact and ours.n_resamples == 20_000
+    ref = _scipy_perm(BASE, CAND, 20_000)
+    assert ours.p_value == pytest.approx(ref, abs=0.01)
+
+
+def test_sign_flip_hand_cases() -> None:
+    # All zero: nothing can be more extreme; p = 1.
+    assert sign_flip_test(np.zeros(5)).p_value == 1.0
+    # Three equal positive differences: only the all-plus and all-minus patterns reach |sum| = 3.
+    assert sign_flip_test(np.array([1.0, 1.0, 1.0, 0.0])).p_value == pytest.approx(2 / 8)
+    # Symmetric data: observed sum 0, p = 1.
+    assert sign_flip_test(np.array([0.5, -0.5])).p_value == 1.0
+
+
+def test_sign_flip_monte_carlo_never_reports_zero() -> None:
+    res = sign_flip_test(np.ones(60), n_resamples=500, seed=0)
+    assert res.p_value == pytest.approx(1 / 501)
+
+
+# --------------------------------------------------------------------------- McNemar
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "p_exact", "p_midp"),
+    [
+        (10, 2, 2 * 79 / 4096, 2 * 13 / 4096 + 66 / 4096),  # P(X<=2) = (1+12+66)/2^12
+        (2, 10, 2 * 79 / 4096, 2 * 13 / 4096 + 66 / 4096),
+        (5, 5, 1.0, 1.0),
+        (0, 7, 2 / 128, 1 / 128),
+        (0, 0, 1.0, 1.0),
+    ],
+)
+def test_mcnemar_hand_cases(b: int, c: int, p_exact: float, p_midp: float) -> None:
+    res = mcnemar(b, c)
+    assert (res.b, res.c) == (b, c)
+    assert res.p_exact == pytest.approx(p_exact, rel=1e-12)
+    assert res.p_midp == pytest.approx(p_midp, rel=1e-12)
+
+
+@pytest.mark.parametrize(("b", "c"), [(10, 2), (5, 5), (0, 7), (3, 9), (1, 30), (17, 11), (40, 60)])
+def test_mcnemar_matches_scipy_binomtest(b: int, c: int) -> None:
+    ref = sps.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue
+    assert mcnemar(b, c).p_exact == pytest.approx(ref, rel=1e-9)
+    assert mcnemar(b, c).p_midp <= mcnemar(b, c).p_exact
+
+
+def test_mcnemar_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        mcnemar(-1, 3)
+
+
+# --------------------------------------------------------------------------- Holm
+
+
+def test_holm_hand_case() -> None:
+    # Sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> monotone 0.06.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_caps_at_one_and_handles_edge_sizes() -> None:
+    assert holm([0.6, 0.5]) == pytest.approx([1.0, 1.0])
+    assert holm([0.2]) == [0.2]
+    assert holm([]) == []
