@@ -82,6 +82,11 @@ class GuardDecision(BaseModel):
         return " ".join(parts)
 
 
+# Rule id prefix of decisions a guard made because it failed (an exception, a malformed or
+# missing model answer, a timeout), as opposed to decisions about the call. Such events
+# count towards a run's guard error rate.
+GUARD_ERROR_RULE = "guard.error"
+
 HookName = Literal["user_turn", "before_write", "after_tool", "retry_exhausted"]
 
 
@@ -101,6 +106,11 @@ class GuardEvent(BaseModel):
     usage: GuardUsage = Field(default_factory=GuardUsage)
     raw: str | None = None
     fault_id: str | None = None  # set when the gated call carried an injected fault
+
+    @property
+    def is_guard_error(self) -> bool:
+        """Whether the guard failed here (see :data:`GUARD_ERROR_RULE`)."""
+        return bool(self.rule_id) and self.rule_id.startswith(GUARD_ERROR_RULE)
 
 
 class SessionContext(BaseModel):

@@ -35,9 +35,6 @@ KMetricKind = Literal["pass^", "pass@", "asr@"]
 ScalarMetric = Literal["avg_reward", "error_rate", "guard_error_rate"]
 SCALAR_METRICS: tuple[ScalarMetric, ...] = ("avg_reward", "error_rate", "guard_error_rate")
 
-# A guard event with this hook marks a trial whose guard gave up (guard model retries exhausted);
-# such trials count towards the guard error rate.
-GUARD_ERROR_HOOK = "retry_exhausted"
 
 
 # --------------------------------------------------------------------------- per-task formulas
@@ -131,7 +128,7 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
         out.trials += 1
         out.successes += trial_success(rec)
         out.reward_sum += rec.reward if rec.reward is not None else 0.0
-        if any(ev.hook == GUARD_ERROR_HOOK for ev in rec.guard_events):
+        if any(ev.is_guard_error for ev in rec.guard_events):
             out.guard_error_trials += 1
         if rec.attacked:
             if rec.attack_success is None:

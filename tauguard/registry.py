@@ -27,6 +27,8 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "strategies.refuse_writes:RefuseWritesStrategy",
         "Blocks every WRITE call: the floor any guard must beat on mutation tasks.",
     ),
+    "action-guard": ("strategies.action_guard:ActionGuardStrategy", "PolicyGuard/ToolGuard style: per-tool checklist verified before each WRITE (LLM verifier with --guard-llm, else compiled checks)."),
+    "ledger": ("strategies.ledger:LedgerStrategy", "LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call)."),
     "block-tool": (
         "tauguard.testing.block_tool:BlockToolStrategy",
         "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract.",

@@ -30,7 +30,7 @@ class TaskSpec:
     outcomes: Sequence[Outcome]
     policy_violation: bool = False
     attacks: Sequence[Attack] | None = None
-    guard_errors: Sequence[bool] = field(default_factory=tuple)  # per trial: a retry_exhausted event
+    guard_errors: Sequence[bool] = field(default_factory=tuple)  # per trial: a guard-error event
 
 
 def write_run(
@@ -74,7 +74,7 @@ def write_run(
                 attack: Attack = t.attacks[i] if t.attacks is not None else "-"
                 events = []
                 if i < len(t.guard_errors) and t.guard_errors[i]:
-                    events.append(GuardEvent(hook="retry_exhausted", step=3))
+                    events.append(GuardEvent(hook="before_write", step=3, rule_id="guard.error.timeout"))
                 err = outcome == "error"
                 writer.write(
                     TrialRecord(

@@ -16,7 +16,7 @@ without a check are judged only by the LLM verifier.
 from __future__ import annotations
 
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,7 +65,7 @@ class ChecklistItem(BaseModel):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _severity_fits_kind(self) -> "ChecklistItem":
+    def _severity_fits_kind(self) -> ChecklistItem:
         if self.on_violation == Verdict.ALLOW:
             raise ValueError(f"{self.id}: on_violation cannot be ALLOW")
         if self.kind == "A" and self.on_violation not in (Verdict.REVISE, Verdict.BLOCK):
@@ -87,7 +87,7 @@ class Checklist(BaseModel):
     items: list[ChecklistItem] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _ids_unique_and_scoped(self) -> "Checklist":
+    def _ids_unique_and_scoped(self) -> Checklist:
         prefix = f"{self.domain}.{self.tool}."
         seen: set[str] = set()
         for item in self.items:
@@ -118,7 +118,7 @@ def checklist_files(domain: str | None = None) -> list[Path]:
     return sorted(CHECKLIST_DIR.glob(pattern))
 
 
-@lru_cache(maxsize=None)
+@cache
 def domain_checklists(domain: str) -> dict[str, Checklist]:
     """The checklists of ``domain`` by tool name (cached; files are read once per process)."""
     return {c.tool: c for c in (load_checklist(p) for p in checklist_files(domain))}

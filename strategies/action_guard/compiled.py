@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 
-from tauguard.conversation import Conversation, ToolCallView
-
 from strategies.action_guard.checklist import Checklist
 from strategies.action_guard.checks import CHECKS, CheckContext
 from strategies.action_guard.evidence import Evidence
 from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+from tauguard.conversation import Conversation, ToolCallView
 
 
 def is_skipped(item_id: str, skip: list[str]) -> bool:
@@ -38,9 +37,8 @@ def verify_compiled(
         ctx = CheckContext(domain=domain, call=call, checklist=checklist, evidence=evidence, params=item.params)
         try:
             result = CHECKS[item.check](ctx)
-        except Exception as exc:  # a faulty check holds the call rather than crash the run
-            outcomes.append(ItemOutcome(id=item.id, kind=item.kind, status="missing", detail=f"check {item.check} failed: {exc!r}"))
-            continue
+        except Exception as exc:  # noqa: BLE001 -- a faulty check is a guard failure, not a crash of the run
+            return VerifierResult(backend="compiled", outcomes=outcomes, failure=f"check {item.check} raised {exc!r}")
         outcomes.append(
             ItemOutcome(
                 id=item.id,

@@ -10,13 +10,13 @@ confirm?" / "Yes, I confirm.") is one instance of this, not the pattern itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
-
-from tauguard.conversation import ToolCallView
+from typing import Any
 
 from strategies.action_guard.checklist import StatementSpec
 from strategies.action_guard.evidence import Evidence, Turn
+from tauguard.conversation import ToolCallView
 
 _AFFIRM = re.compile(
     r"\b(yes|yeah|yep|yup|ya|confirm(?:ed)?|go ahead|proceed|sure|please do|do it|do that|"

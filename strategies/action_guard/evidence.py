@@ -8,8 +8,9 @@ A user's claim never becomes an entity fact.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from tauguard.conversation import Conversation, ToolCallView
 
@@ -85,7 +86,7 @@ class Evidence:
     flight_status: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def from_conversation(cls, conversation: Conversation) -> "Evidence":
+    def from_conversation(cls, conversation: Conversation) -> Evidence:
         """Collect observations, entity snapshots and text turns, in conversation order."""
         ev = cls()
         for pos, event in enumerate(conversation.events):

@@ -6,9 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard.guard import GuardUsage
-
 from strategies.action_guard.checklist import ItemKind
+from tauguard.guard import GuardUsage
 
 ItemStatus = Literal["met", "missing", "violated", "unchecked"]
 

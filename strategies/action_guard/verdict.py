@@ -11,23 +11,25 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from tauguard.guard import GuardDecision, Verdict
-
 from strategies.action_guard.checklist import Checklist
 from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, Verdict
 
 SEVERITY = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
-FAILURE_RULE = "action_guard.verifier_failure"
+# Decisions forced by a verifier failure carry the project-wide guard-error rule prefix, so
+# runs count them in the guard error rate.
+FAILURE_RULE = f"{GUARD_ERROR_RULE}.action_guard_verifier"
 
 FailurePolicy = Literal["closed", "open"]
+OnMissing = Literal["verify", "allow"]
 
 
-def item_verdict(checklist: Checklist, outcome: ItemOutcome) -> Verdict:
+def item_verdict(checklist: Checklist, outcome: ItemOutcome, on_missing: OnMissing = "verify") -> Verdict:
     """The verdict one item's outcome calls for."""
     if outcome.status in ("met", "unchecked"):
         return Verdict.ALLOW
     if outcome.status == "missing":
-        return Verdict.VERIFY
+        return Verdict.VERIFY if on_missing == "verify" else Verdict.ALLOW
     item = checklist.item(outcome.id)
     return item.on_violation if item is not None else Verdict.VERIFY
 
@@ -37,8 +39,14 @@ def _render_read(read: dict[str, Any]) -> str:
     return f"{read.get('name')}({args})"
 
 
-def decide(checklist: Checklist, result: VerifierResult, failure_policy: FailurePolicy = "closed") -> GuardDecision:
-    """The decision on one call from a backend's result."""
+def decide(
+    checklist: Checklist, result: VerifierResult, failure_policy: FailurePolicy = "closed", on_missing: OnMissing = "verify"
+) -> GuardDecision:
+    """The decision on one call from a backend's result.
+
+    ``on_missing="allow"`` holds a call only when evidence contradicts an item (missing
+    evidence is recorded as ``unverified`` but does not hold the call).
+    """
     base: dict[str, Any] = {"backend": result.backend, "tool": checklist.tool}
     if result.failure is not None:
         if failure_policy == "open":
@@ -61,12 +69,13 @@ def decide(checklist: Checklist, result: VerifierResult, failure_policy: Failure
             raw=result.raw,
         )
 
-    judged = [(o, item_verdict(checklist, o)) for o in result.outcomes]
+    judged = [(o, item_verdict(checklist, o, on_missing)) for o in result.outcomes]
     failed = sorted([(o, v) for o, v in judged if v != Verdict.ALLOW], key=lambda ov: -SEVERITY[ov[1]])
     evidence = {
         **base,
         "met": [o.id for o, _ in judged if o.status == "met"],
         "unchecked": [o.id for o, _ in judged if o.status == "unchecked"],
+        "unverified": [o.id for o, v in judged if o.status == "missing" and v == Verdict.ALLOW],
         "failed": [
             {"id": o.id, "kind": o.kind, "status": o.status, "verdict": v.value, "detail": o.detail, "evidence": o.evidence}
             for o, v in failed
@@ -75,7 +84,10 @@ def decide(checklist: Checklist, result: VerifierResult, failure_policy: Failure
     if not failed:
         return GuardDecision(
             verdict=Verdict.ALLOW,
-            reason=f"{len(evidence['met'])} checklist item(s) met, {len(evidence['unchecked'])} not checked",
+            reason=(
+                f"{len(evidence['met'])} checklist item(s) met, {len(evidence['unchecked'])} not checked, "
+                f"{len(evidence['unverified'])} without evidence"
+            ),
             evidence=evidence,
             usage=result.usage,
             raw=result.raw,
@@ -89,8 +101,12 @@ def decide(checklist: Checklist, result: VerifierResult, failure_policy: Failure
     if not remediation:
         steps: list[str] = []
         for outcome, _ in failed:
+            # Missing evidence: the check's detail says what to read or ask. A violation:
+            # the item's own remediation says what to do instead.
             item = checklist.item(outcome.id)
-            text = item.remediation if item is not None and item.remediation else outcome.detail
+            text = outcome.detail
+            if outcome.status == "violated" and item is not None and item.remediation or not text and item is not None:
+                text = item.remediation
             if text and text not in steps:
                 steps.append(text)
         remediation = "; ".join(steps)

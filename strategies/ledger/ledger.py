@@ -64,11 +64,13 @@ class LedgerBase(BaseModel):
     # --- staleness -------------------------------------------------------------------
 
     def is_stale(self, path: str) -> bool:
-        """Whether ``path`` overlaps a stale mark (the mark is above, at or below it)."""
-        return any(
-            mark == path or path.startswith(mark + "/") or mark.startswith(path + "/")
-            for mark in self.stale
-        )
+        """Whether ``path`` or one of its ancestors is marked stale.
+
+        Marks below ``path`` do not make it stale: a write that changed a gift card's
+        balance (``users/u/payment_methods/g/amount``) leaves the user's membership fresh.
+        Predicates therefore look up the leaf facts they rely on.
+        """
+        return any(mark == path or path.startswith(mark + "/") for mark in self.stale)
 
     def mark_stale(self, paths: list[str]) -> None:
         """Mark paths changed by a successful write."""

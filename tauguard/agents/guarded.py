@@ -19,7 +19,7 @@ from tau2.agent.base import BaseAgent
 from tauguard import tau2compat as t2
 from tauguard.agents.inner import append_history, receive_guard_decisions, set_guard_context
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardEvent, GuardSession, Verdict
+from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict
 from tauguard.sim import texts
 
 HELD_SIBLING = (
@@ -153,7 +153,7 @@ class GuardedAgent(BaseAgent):
                 decision = GuardDecision(
                     verdict=Verdict.VERIFY,
                     reason=f"guard error: {type(exc).__name__}: {exc}",
-                    rule_id="guard.error",
+                    rule_id=f"{GUARD_ERROR_RULE}.exception",
                 )
             self.events.append(
                 GuardEvent(

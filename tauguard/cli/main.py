@@ -54,6 +54,29 @@ for _module, _attr, _name in _COMMANDS:
         app.command(_name)(_obj)
 
 
+def _click_error_types() -> tuple[type[BaseException], ...]:
+    # Typer >= 0.20 vendors click (typer._click); older ones use click itself.
+    types: list[type[BaseException]] = []
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            types.append(importlib.import_module(module).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(types)
+
+
 def main() -> None:
-    """Entry point for `python -m tauguard`."""
-    app()
+    """Console entry point: click's usage errors become one `error:` line (exit 2)."""
+    import sys
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except _click_error_types() as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.exit(0)  # help was printed
+        typer.echo(f"error: {exc.format_message()}", err=True)  # type: ignore[attr-defined]
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -6,8 +6,20 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from strategies.action_guard.checks.base import CheckContext, CheckResult, check, met, missing, read, violated
-from strategies.action_guard.dialogue import COVERED_REASON_CUES, reason_stated, user_turn_matching
+from strategies.action_guard.checks.base import (
+    CheckContext,
+    CheckResult,
+    check,
+    met,
+    missing,
+    read,
+    violated,
+)
+from strategies.action_guard.dialogue import (
+    COVERED_REASON_CUES,
+    reason_stated,
+    user_turn_matching,
+)
 
 _COMPENSATION = re.compile(
     r"\b(compensat\w*|voucher|certificate|refund\w*|reimburs\w*|make (?:it|this|that) up|gesture|credit|"

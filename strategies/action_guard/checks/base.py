@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import ToolCallView
-
 from strategies.action_guard.checklist import Checklist
 from strategies.action_guard.evidence import Evidence
+from tauguard.conversation import ToolCallView
 
 CheckStatus = Literal["met", "missing", "violated"]
 

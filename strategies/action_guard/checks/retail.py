@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from strategies.action_guard.checks.base import CheckContext, CheckResult, check, met, missing, read, violated
+from strategies.action_guard.checks.base import (
+    CheckContext,
+    CheckResult,
+    check,
+    met,
+    missing,
+    read,
+    violated,
+)
 from strategies.action_guard.dialogue import find_confirmation, mentions_value
 
 _AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")

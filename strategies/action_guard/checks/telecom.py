@@ -5,8 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from strategies.action_guard.checks.base import CheckContext, CheckResult, check, met, missing, read, violated
-from strategies.action_guard.dialogue import find_confirmation, mentions_value, user_turn_matching
+from strategies.action_guard.checks.base import (
+    CheckContext,
+    CheckResult,
+    check,
+    met,
+    missing,
+    read,
+    violated,
+)
+from strategies.action_guard.dialogue import (
+    find_confirmation,
+    mentions_value,
+    user_turn_matching,
+)
 
 _TRAVEL = re.compile(
     r"\b(abroad|overseas|travel\w*|trip|vacation|holiday|international\w*|roaming|outside (?:of )?(?:the |my )?(?:home|country|us|usa|united states|network))\b",
@@ -30,7 +42,10 @@ def customer_identified(ctx: CheckContext) -> CheckResult:
     cid, customer = _customer(ctx)
     if customer is not None:
         return met(f"customer {cid} was looked up")
-    return missing(f"customer {cid} was not identified by a lookup (phone number, customer id, or name + date of birth)")
+    return missing(
+        f"customer {cid} was not identified by a lookup (phone number, customer id, or name + date of birth)",
+        read("get_customer_by_id", customer_id=cid),
+    )
 
 
 @check("telecom.line_of_customer")

@@ -70,3 +70,24 @@ def load(domain: str) -> ClauseBook:
 def domains() -> list[str]:
     """Domains with a clause file."""
     return sorted(p.stem for p in DIR.glob("*.toml"))
+
+
+ENFORCEMENT_LABEL = {
+    "ledger": "enforced (ledger predicate)",
+    "not_observable": "not observable (dialogue)",
+    "tool_signature": "enforced by the tool's signature",
+}
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown_table(domain_names: list[str] | None = None) -> str:
+    """The clause -> enforcement table of the README / docs (generated from the data)."""
+    rows = ["| rule_id | write tools | enforcement | clause (verbatim) | how |", "|---|---|---|---|---|"]
+    for domain in domain_names or domains():
+        for c in load(domain).clause:
+            tools = ", ".join(f"`{t}`" for t in c.tools) or "(none)"
+            rows.append(f"| `{c.id}` | {tools} | {ENFORCEMENT_LABEL[c.enforcement]} | {_cell(c.text)} | {_cell(c.note)} |")
+    return "\n".join(rows)

@@ -70,7 +70,7 @@ def _touch_reservation(led: AirlineLedger, call: ToolCallView) -> list[str]:
     res = led.reservations.get(rid)
     pid = call.arguments.get("payment_id")
     if res is not None and pid:
-        paths.append(f"users/{res.user_id}/payment_methods/{pid}")  # gift-card balance
+        paths.append(f"users/{res.user_id}/payment_methods/{pid}/amount")  # gift-card balance
     return paths
 
 
@@ -79,7 +79,13 @@ def _touch_booking(led: AirlineLedger, call: ToolCallView) -> list[str]:
     paths = [f"users/{uid}/reservations"]
     for pay in call.arguments.get("payment_methods") or []:
         if isinstance(pay, dict) and pay.get("payment_id"):
-            paths.append(f"users/{uid}/payment_methods/{pay['payment_id']}")
+            pid = str(pay["payment_id"])
+            known = led.users.get(uid)
+            method = known.payment_methods.get(pid) if known is not None else None
+            # A certificate is consumed by the booking, other methods only change balance;
+            # an unobserved method is marked whole.
+            used_up = method is None or method.source == "certificate"
+            paths.append(f"users/{uid}/payment_methods/{pid}" + ("" if used_up else "/amount"))
     for flight in call.arguments.get("flights") or []:
         if isinstance(flight, dict):
             paths.append(f"flight_dates/{flight.get('flight_number')}/{flight.get('date')}/available_seats")

@@ -55,7 +55,7 @@ def _touch_order(led: RetailLedger, call: ToolCallView) -> list[str]:
     if call.name in ("cancel_pending_order", "modify_pending_order_payment"):
         # Refunds to gift cards change their balance immediately.
         methods |= {p.payment_method_id for p in led.orders[oid].payment_history}
-    paths += [f"users/{owner}/payment_methods/{m}" for m in sorted(methods)]
+    paths += [f"users/{owner}/payment_methods/{m}/balance" for m in sorted(methods)]
     return paths
 
 

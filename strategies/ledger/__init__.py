@@ -1,0 +1,19 @@
+"""`ledger` strategy: LedgerAgent (Uddin et al., "LedgerAgent: Structured State for
+Policy-Adherent Tool-Calling Agents", arXiv:2606.20529).
+
+A typed ledger filled only from successful read-tool returns is rendered into the agent's
+prompt, and every WRITE call is checked against predicates over it before it runs, with no
+extra model call. Public API:
+
+- :class:`LedgerStrategy` (registered as ``ledger``) and :class:`LedgerSession`;
+- :func:`gate.evaluate` (the gate), :func:`render.render`, :func:`update.absorb`;
+- :mod:`clauses` (the cited policy clauses), :mod:`predicates` (the checks), :mod:`sweep`
+  (the gold-plan no-false-block sweep).
+"""
+
+from __future__ import annotations
+
+from strategies.ledger.session import LedgerSession
+from strategies.ledger.strategy import LedgerStrategy
+
+__all__ = ["LedgerStrategy", "LedgerSession"]

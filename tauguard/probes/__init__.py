@@ -1,0 +1,11 @@
+"""Gate probes: pre-action decision states labelled allow / verify / refuse.
+
+A probe is a conversation prefix (replayed in tau2's real environment), a proposed WRITE
+call and the decision a correct gate makes on it. Probes measure a strategy's gate alone,
+without running conversations: `tauguard probes build` derives them from the gold plans and
+the fault catalog, `tauguard probes eval` scores a strategy on them.
+
+- ``model``: the Probe schema and JSONL reading/writing;
+- ``build``: probes from gold plans, faults and policy-violation temptations;
+- ``evaluate``: gating each probe after replaying its prefix, and the scores.
+"""

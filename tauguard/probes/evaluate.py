@@ -1,0 +1,205 @@
+"""Scoring a strategy's gate on probes: confusion matrix, per-class and macro F1, false blocks.
+
+Each probe gets a fresh guard session (the strategy's ``new_session`` with a SessionContext
+built from tau2compat), its prefix is replayed in tau2's real environment and fed to the
+session, and the gate's verdict on the probe's call is mapped to a label. A strategy
+without a gate (session None) allows everything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable
+
+from pydantic import BaseModel, Field
+
+from tauguard import tau2compat as t2
+from tauguard.guard import SessionContext, Verdict
+from tauguard.probes.model import LABELS, Probe
+from tauguard.registry import create_strategy
+from tauguard.replay import gate_after_prefix, replay_events
+
+VERDICT_LABEL: dict[Verdict, str] = {
+    Verdict.ALLOW: "allow",
+    Verdict.VERIFY: "verify",
+    Verdict.REVISE: "refuse",
+    Verdict.BLOCK: "refuse",
+}
+
+
+class ProbeOutcome(BaseModel):
+    """One probe's result."""
+
+    probe_id: str
+    domain: str
+    task_id: str
+    label: str
+    predicted: str
+    verdict: str | None = None  # None when the strategy has no gate
+    rule_id: str | None = None
+    reason: str = ""
+    fault_id: str | None = None
+    fault_class: str | None = None
+    reproduced: bool = True  # the prefix replayed with exactly the expected tool errors
+    replay_errors: list[str] = Field(default_factory=list)
+
+
+class ClassScore(BaseModel):
+    """Precision, recall and F1 of one label."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int  # probes with this gold label
+    predicted: int  # probes given this label
+
+
+class ProbeReport(BaseModel):
+    """The scores of one strategy on one probe set."""
+
+    strategy: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    probes: int
+    labels: list[str] = Field(default_factory=lambda: list(LABELS))
+    confusion: dict[str, dict[str, int]]  # gold label -> predicted label -> count
+    per_class: dict[str, ClassScore]
+    macro_f1: float
+    accuracy: float
+    false_block_rate: float | None  # allow probes given verify or refuse / allow probes
+    replay_failures: int  # probes whose prefix did not reproduce
+    by_domain: dict[str, dict[str, int]] = Field(default_factory=dict)  # domain -> label -> count
+    by_fault_class: dict[str, dict[str, float]] = Field(default_factory=dict)  # class -> {n, correct, rate}
+    outcomes: list[ProbeOutcome] = Field(default_factory=list)
+
+
+def _find_task(domain: str, task_id: str, cache: dict[tuple[str, str], t2.Task]) -> t2.Task:
+    if (domain, task_id) in cache:
+        return cache[(domain, task_id)]
+    # base first (it holds train and test); other splits (e.g. telecom's full) only if needed
+    splits = sorted(t2.task_splits(domain), key=lambda s: s != "base")
+    for split in splits:
+        for task in t2.load_tasks(domain, split):
+            cache.setdefault((domain, task.id), task)
+        if (domain, task_id) in cache:
+            return cache[(domain, task_id)]
+    raise ValueError(f"probe refers to unknown {domain} task '{task_id}'")
+
+
+def check_probes(probes: list[Probe]) -> None:
+    """Raise ValueError when a probe names an unknown domain or task (before any scoring)."""
+    cache: dict[tuple[str, str], t2.Task] = {}
+    for probe in probes:
+        if probe.domain not in t2.DOMAINS:
+            raise ValueError(f"probe {probe.id or probe.task_id}: unknown domain '{probe.domain}'")
+        _find_task(probe.domain, probe.task_id, cache)
+
+
+def _context(domain: str, task_id: str, options: dict[str, Any]) -> SessionContext:
+    agent_types, user_types = t2.tool_types(domain)
+    return SessionContext(
+        domain=domain,
+        task_id=task_id,
+        policy=t2.policy_text(domain),
+        tool_types=agent_types,
+        user_tool_types=user_types,
+        options=dict(options),
+    )
+
+
+def gate_probe(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any]) -> ProbeOutcome:
+    """Replay one probe's prefix, gate its call with a fresh session, map the verdict."""
+    session = strategy.new_session(_context(probe.domain, probe.task_id, options))
+    if session is None:
+        replay = replay_events(probe.domain, task, probe.prefix)
+        predicted, verdict, rule_id, reason = "allow", None, None, ""
+    else:
+        decision, replay = gate_after_prefix(session, probe.domain, task, probe.prefix, probe.call)
+        predicted = VERDICT_LABEL[decision.verdict]
+        verdict, rule_id, reason = decision.verdict.value, decision.rule_id, decision.reason
+    expected = probe.prefix_errors or []
+    return ProbeOutcome(
+        probe_id=probe.id or f"{probe.domain}/{probe.task_id}/{probe.call.name}",
+        domain=probe.domain,
+        task_id=probe.task_id,
+        label=probe.label,
+        predicted=predicted,
+        verdict=verdict,
+        rule_id=rule_id,
+        reason=reason,
+        fault_id=probe.fault_id,
+        fault_class=probe.fault_class,
+        reproduced=list(replay.failures) == expected,
+        replay_errors=list(replay.failures),
+    )
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutcome]) -> ProbeReport:
+    """Confusion matrix and scores from probe outcomes (labels allow / verify / refuse)."""
+    confusion = {g: {p: 0 for p in LABELS} for g in LABELS}
+    for o in outcomes:
+        confusion[o.label][o.predicted] += 1
+    per_class: dict[str, ClassScore] = {}
+    for label in LABELS:
+        tp = confusion[label][label]
+        support = sum(confusion[label].values())
+        predicted = sum(confusion[g][label] for g in LABELS)
+        precision, recall = _ratio(tp, predicted), _ratio(tp, support)
+        f1 = _ratio(2 * tp, support + predicted)
+        per_class[label] = ClassScore(precision=precision, recall=recall, f1=f1, support=support, predicted=predicted)
+    # Macro over the labels that occur among gold or predicted labels (as scikit-learn does).
+    present = [lab for lab in LABELS if per_class[lab].support or per_class[lab].predicted]
+    macro = sum(per_class[lab].f1 for lab in present) / len(present) if present else 0.0
+    allow_n = per_class["allow"].support
+    false_blocks = confusion["allow"]["verify"] + confusion["allow"]["refuse"]
+    by_domain: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        by_domain.setdefault(o.domain, Counter())[o.label] += 1  # type: ignore[index]
+    by_class: dict[str, dict[str, float]] = {}
+    for o in outcomes:
+        entry = by_class.setdefault(o.fault_class or "gold", {"n": 0, "correct": 0})
+        entry["n"] += 1
+        entry["correct"] += int(o.predicted == o.label)
+    for entry in by_class.values():
+        entry["rate"] = _ratio(int(entry["correct"]), int(entry["n"]))
+    return ProbeReport(
+        strategy=strategy_name,
+        options=dict(options),
+        probes=len(outcomes),
+        confusion=confusion,
+        per_class=per_class,
+        macro_f1=macro,
+        accuracy=_ratio(sum(confusion[lab][lab] for lab in LABELS), len(outcomes)),
+        false_block_rate=_ratio(false_blocks, allow_n) if allow_n else None,
+        replay_failures=sum(not o.reproduced for o in outcomes),
+        by_domain={d: dict(c) for d, c in sorted(by_domain.items())},
+        by_fault_class=dict(sorted(by_class.items())),
+        outcomes=outcomes,
+    )
+
+
+def evaluate_probes(
+    strategy_name: str,
+    probes: list[Probe],
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ProbeReport:
+    """Run ``strategy_name``'s gate on every probe and score it.
+
+    Raises UnknownStrategyError (a ValueError) for an unknown strategy and ValueError for a
+    probe naming an unknown domain or task.
+    """
+    options = dict(options or {})
+    strategy = create_strategy(strategy_name, options)
+    check_probes(probes)
+    tasks: dict[tuple[str, str], t2.Task] = {}
+    outcomes = []
+    for i, probe in enumerate(probes):
+        task = _find_task(probe.domain, probe.task_id, tasks)
+        outcomes.append(gate_probe(strategy, probe, task, options))
+        if progress is not None:
+            progress(i + 1, len(probes))
+    return score(strategy_name, options, outcomes)

@@ -1,0 +1,60 @@
+from pathlib import Path
+
+import pytest
+
+from tauguard.config import ConfigError, RunConfig, redact, resolve_config
+
+
+def test_defaults_come_from_default_toml():
+    cfg = resolve_config(None, {})
+    assert cfg.strategy == "react"
+    assert cfg.domains == ["airline"]
+    assert cfg.agent_llm == "sim" and cfg.simulated
+    assert cfg.llm_args["agent"]["temperature"] == 0.0
+
+
+def test_file_overrides_defaults_and_flags_override_file(tmp_path: Path):
+    f = tmp_path / "c.toml"
+    f.write_text('strategy = "refuse-writes"\ndomain = "retail"\ntrials = 3\n[llm_args.agent]\ntemperature = 0.5\n')
+    cfg = resolve_config(f, {"trials": 5, "domains": None})
+    assert cfg.strategy == "refuse-writes"
+    assert cfg.domains == ["retail"]
+    assert cfg.trials == 5  # flag wins
+    assert cfg.llm_args["agent"]["temperature"] == 0.5
+    assert cfg.llm_args["user"]["temperature"] == 0.0  # nested merge keeps defaults
+
+
+@pytest.mark.parametrize(
+    "overrides, fragment",
+    [
+        ({"domains": ["bank"]}, "unknown domain 'bank'; allowed: airline, retail, telecom"),
+        ({"trials": 0}, "trials"),
+        ({"workers": 0}, "workers"),
+    ],
+)
+def test_bad_values_give_one_line_errors(overrides, fragment):
+    with pytest.raises(ConfigError) as err:
+        resolve_config(None, overrides)
+    assert fragment in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_key_and_unreadable_file(tmp_path: Path):
+    f = tmp_path / "c.toml"
+    f.write_text("stratgy = 'react'\n")
+    with pytest.raises(ConfigError, match="unknown config key 'stratgy'"):
+        resolve_config(f, {})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("this is = = not toml")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        resolve_config(bad, {})
+    with pytest.raises(ConfigError, match="config file not found"):
+        resolve_config(tmp_path / "missing.toml", {})
+
+
+def test_redaction_removes_secret_looking_values():
+    cfg = RunConfig(llm_args={"agent": {"api_key": "sk-live-123", "api_base": "http://x"}})
+    red = cfg.redacted()
+    assert red["llm_args"]["agent"]["api_key"] == "<redacted>"
+    assert red["llm_args"]["agent"]["api_base"] == "http://x"
+    assert redact({"nested": [{"Authorization": "Bearer t"}]}) == {"nested": [{"Authorization": "<redacted>"}]}
