@@ -93,13 +93,15 @@ def test_unacceptable_reason_is_blocked() -> None:
     assert decision.rule_id == "retail.cancel_pending_order.reason_allowed"
 
 
-def test_refund_to_another_method_is_revised_to_the_original() -> None:
+def test_refund_to_another_method_must_be_revised() -> None:
     call = ToolCallView(name="return_delivered_order_items", arguments={"order_id": "#W5199551", "item_ids": ["1994478369"], "payment_method_id": "credit_card_1"})
     conv = retail(order(status="delivered"), opening="I want to return the watch of order #W5199551.").confirm(call.name, call.arguments).build()
     decision = gate("retail", call, conv)
     assert decision.verdict == Verdict.REVISE
-    assert decision.revised_arguments == {**call.arguments, "payment_method_id": "paypal_5364164"}
-    assert "GUARD REVISE" in decision.as_tool_error()
+    # The guard names the allowed original method but does not pick the destination for the user.
+    assert decision.revised_arguments is None
+    assert decision.evidence["failed"][0]["evidence"]["original"] == "paypal_5364164"
+    assert "GUARD REVISE" in decision.as_tool_error() and "original payment method" in decision.as_tool_error()
 
 
 def test_items_of_an_order_are_modified_only_once() -> None:

@@ -50,6 +50,7 @@ class GateRecord(BaseModel):
     gold_reads_target: bool  # the gold plan reads the write's target before it
     extra_reads: int = 0  # reads the compliant session added
     gold_write_failed: bool = False  # tau2's tool itself rejected the gold write (an error result)
+    skipped: int = 0  # predicates that could not read the call (left to the tool)
 
     @property
     def verify_kind(self) -> str:
@@ -65,7 +66,8 @@ def _record(domain: str, task_id: str, index: int, call: ToolCallView, mode: Mod
     stale = any("stale" in f.get("detail", "") for f in findings if f.get("verdict") == "VERIFY")
     return GateRecord(domain=domain, task_id=task_id, write_index=index, tool=call.name, mode=mode,
                       verdict=decision.verdict, rule_id=decision.rule_id, reason=decision.reason,
-                      required_reads=reads, stale=stale, gold_reads_target=gold_reads_target, extra_reads=extra)
+                      required_reads=reads, stale=stale, gold_reads_target=gold_reads_target, extra_reads=extra,
+                      skipped=len(decision.evidence.get("skipped", [])))
 
 
 def _describe(hint: dict[str, Any]) -> str:

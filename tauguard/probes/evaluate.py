@@ -155,9 +155,9 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
     macro = sum(per_class[lab].f1 for lab in present) / len(present) if present else 0.0
     allow_n = per_class["allow"].support
     false_blocks = confusion["allow"]["verify"] + confusion["allow"]["refuse"]
-    by_domain: dict[str, dict[str, int]] = {}
+    by_domain: dict[str, Counter[str]] = {}
     for o in outcomes:
-        by_domain.setdefault(o.domain, Counter())[o.label] += 1  # type: ignore[index]
+        by_domain.setdefault(o.domain, Counter())[o.label] += 1
     by_class: dict[str, dict[str, float]] = {}
     for o in outcomes:
         entry = by_class.setdefault(o.fault_class or "gold", {"n": 0, "correct": 0})

@@ -138,5 +138,5 @@ def refund_destination(ctx: CheckContext) -> CheckResult:
     pid, original = ctx.arg("payment_method_id"), _original_payment(order)
     if pid == original or (isinstance(pid, str) and pid.startswith(ctx.params.get("gift_card_prefix", "gift_card_"))):
         return met()
-    revised = {**ctx.call.arguments, "payment_method_id": original} if original else None
-    return violated(f"refund to {pid}: must go to the original method {original} or a gift card", revised_arguments=revised)
+    # No revised arguments: which of the allowed destinations to use is the user's choice.
+    return violated(f"refund to {pid}: must go to the original method {original} or a gift card", original=original)

@@ -1,0 +1,88 @@
+"""Rendering probe counts and probe scores as table, markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Literal
+
+from tabulate import tabulate
+
+from tauguard.probes.evaluate import ProbeReport
+from tauguard.probes.model import LABELS, Probe
+
+Format = Literal["table", "markdown", "json"]
+
+SIM_NOTE = (
+    "Probes are decision states built from tau2's gold plans and the sim agent's catalogued faults; "
+    "scores describe a gate on these simulated states, not real LLM agents."
+)
+
+
+def _tablefmt(fmt: Format) -> str:
+    return "github" if fmt == "markdown" else "simple"
+
+
+def probe_counts(probes: list[Probe]) -> list[dict[str, object]]:
+    """Counts per domain and label, plus per fault class."""
+    rows = []
+    by_domain: dict[str, Counter[str]] = {}
+    for probe in probes:
+        by_domain.setdefault(probe.domain, Counter())[probe.label] += 1
+    for domain, counts in sorted(by_domain.items()):
+        rows.append({"domain": domain, **{lab: counts.get(lab, 0) for lab in LABELS}, "total": sum(counts.values())})
+    return rows
+
+
+def render_counts(probes: list[Probe], fmt: Format) -> str:
+    """The label counts of a probe set."""
+    rows = probe_counts(probes)
+    classes = Counter(p.fault_class or "gold" for p in probes)
+    if fmt == "json":
+        return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items()))}, indent=2)
+    lines = [tabulate(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    lines.append("by fault class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render_report(report: ProbeReport, fmt: Format) -> str:
+    """Confusion matrix, per-class scores, macro-F1, false-block rate, replay failures."""
+    if fmt == "json":
+        return json.dumps({"note": SIM_NOTE, **report.model_dump(mode="json")}, indent=2)
+    md = fmt == "markdown"
+    opts = " ".join(f"{k}={v}" for k, v in report.options.items())
+    title = f"strategy {report.strategy}{(' (' + opts + ')') if opts else ''}: {report.probes} probes"
+    lines = [f"### {title}" if md else title, "", f"> {SIM_NOTE}" if md else SIM_NOTE, ""]
+    confusion = [
+        {"gold \\ predicted": gold, **{p: report.confusion[gold][p] for p in LABELS}} for gold in LABELS
+    ]
+    lines += [tabulate(confusion, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    scores = [
+        {
+            "label": lab,
+            "precision": _pct(s.precision),
+            "recall": _pct(s.recall),
+            "F1": _pct(s.f1),
+            "support": s.support,
+            "predicted": s.predicted,
+        }
+        for lab, s in report.per_class.items()
+    ]
+    lines += [tabulate(scores, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    by_class = [
+        {"fault class": k, "probes": int(v["n"]), "correct": int(v["correct"]), "rate": _pct(v["rate"])}
+        for k, v in report.by_fault_class.items()
+    ]
+    lines += [tabulate(by_class, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    summary = [
+        ("macro-F1", _pct(report.macro_f1)),
+        ("accuracy", _pct(report.accuracy)),
+        ("false-block rate (allow probes given verify/refuse)", _pct(report.false_block_rate)),
+        ("probes whose prefix did not reproduce", str(report.replay_failures)),
+    ]
+    lines += [f"- {k}: {v}" if md else f"{k}: {v}" for k, v in summary]
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""Acceptance: no false blocks on gold writes (every base task of the three domains).
+
+One replay per task gates each gold WRITE in order (``strategies.ledger.sweep``), in two
+modes: ``gold`` (exactly the gold plan) and ``compliant`` (also performing the reads the gate
+asks for). bench/ledger_gold_sweep.py prints the same figures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from strategies.ledger import sweep
+from tauguard import tau2compat as t2
+from tauguard.guard import Verdict
+
+# Gold writes tau2's own tool rejects (the gold action list holds a failing call): a REVISE or
+# BLOCK there agrees with the environment.
+REJECTED_BY_TAU2 = {("retail", "12", 0), ("retail", "13", 0), ("retail", "64", 0), ("retail", "105", 0)}
+
+# Gold writes that contradict the policy text once the facts are observed (see docs/ledger.md):
+# airline 7 cancels an economy, uninsured reservation booked 2024-05-01 after upgrading it from
+# basic economy; airline 9 and 37 cancel NQNU5R whose both segments have landed; airline 29
+# changes a DTW-LGA round trip to DTW-JFK (the new route is never observed by the searches
+# the compliant mode makes, so it stays VERIFY).
+POLICY_CONFLICTS = {
+    ("airline", "7", 1): (Verdict.BLOCK, "airline.cancel_requires_basis"),
+    ("airline", "9", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
+    ("airline", "37", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
+    ("airline", "29", 0): (Verdict.VERIFY, "airline.same_route"),
+}
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, list[sweep.GateRecord]]:
+    return {domain: sweep.sweep(domain) for domain in t2.DOMAINS}
+
+
+@pytest.mark.parametrize("domain", t2.DOMAINS)
+def test_every_gold_write_is_gated_in_both_modes(domain: str, records: dict) -> None:
+    expected = sum(1 for task in t2.load_tasks(domain, "base")
+                   for action in (task.evaluation_criteria.actions or []) if t2.is_agent_write(domain, action))
+    for mode in ("gold", "compliant"):
+        assert sum(sweep.counts(records[domain], mode).values()) == expected > 0
+
+
+@pytest.mark.parametrize("domain", t2.DOMAINS)
+def test_gold_mode_revises_or_blocks_only_writes_tau2_rejects(domain: str, records: dict) -> None:
+    hard = {(r.domain, r.task_id, r.write_index) for r in records[domain]
+            if r.mode == "gold" and r.verdict in (Verdict.REVISE, Verdict.BLOCK)}
+    assert hard <= REJECTED_BY_TAU2
+    for r in records[domain]:
+        if (r.domain, r.task_id, r.write_index) in REJECTED_BY_TAU2:
+            assert r.gold_write_failed
+
+
+@pytest.mark.parametrize("domain", t2.DOMAINS)
+def test_gold_mode_verify_names_the_missing_reads(domain: str, records: dict) -> None:
+    for r in records[domain]:
+        if r.mode == "gold" and r.verdict == Verdict.VERIFY:
+            assert r.required_reads, (r.task_id, r.write_index, r.reason)
+            # Where the gold plan does read the write's target, VERIFY is about another fact:
+            # the user's identity, a flight status, or the target gone stale after a write.
+            if r.gold_reads_target:
+                assert r.domain == "airline" and r.rule_id in (
+                    "airline.reservation_owner", "airline.booking_user", "airline.compensation_facts",
+                    "airline.cancel_not_flown", "airline.cancel_requires_basis"), (r.task_id, r.reason)
+
+
+@pytest.mark.parametrize("domain", t2.DOMAINS)
+def test_compliant_mode_allows_every_gold_write_but_known_conflicts(domain: str, records: dict) -> None:
+    others = {(r.domain, r.task_id, r.write_index): (r.verdict, r.rule_id) for r in records[domain]
+              if r.mode == "compliant" and r.verdict != Verdict.ALLOW}
+    expected = {k: v for k, v in POLICY_CONFLICTS.items() if k[0] == domain}
+    rejected = {k for k in others if k in REJECTED_BY_TAU2}
+    assert {k: v for k, v in others.items() if k not in rejected} == expected
+    assert all(others[k][0] in (Verdict.REVISE, Verdict.BLOCK) for k in rejected)
+
+
+def test_sweep_has_no_skipped_predicates(records: dict) -> None:
+    # A predicate that crashes on a gold call would be skipped silently by the gate.
+    for domain in t2.DOMAINS:
+        for r in records[domain]:
+            assert r.skipped == 0, (r.task_id, r.write_index, r.tool)
