@@ -87,6 +87,8 @@ class Manifest(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     status: RunStatus = "running"
+    # Set on runs that used the built-in sim model, so the file itself says so.
+    note: str | None = None
     created_at: str
     updated_at: str
     simulated: bool

@@ -22,6 +22,12 @@ from tauguard.store import RecordWriter, completed_keys, write_manifest
 from tauguard.unit import UnitSpec
 
 
+SIM_MANIFEST_NOTE = (
+    "SIMULATION: this run used the built-in sim model (agent and/or user); "
+    "its numbers are not findings about real LLMs."
+)
+
+
 class PlanError(ValueError):
     """The run cannot be planned (bad task id, split, strategy...); one line for the user."""
 
@@ -88,6 +94,7 @@ def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], pr
     stamp = now_iso()
     return Manifest(
         run_id=run_id, created_at=stamp, updated_at=stamp, simulated=config.simulated,
+        note=SIM_MANIFEST_NOTE if config.simulated else None,
         strategy=config.strategy, strategy_options=config.strategy_options, domains=config.domains,
         split=config.split, task_ids=tasks, trials=config.trials, agent_llm=config.agent_llm,
         user_llm=config.user_llm, guard_llm=config.guard_llm, llm_args=redacted["llm_args"], seed=config.seed,
@@ -153,8 +160,33 @@ def execute(
         return iter(())
     if workers == 1:
         return (run_unit(u) for u in pending)
-    parallel = Parallel(n_jobs=workers, backend=backend, return_as="generator_unordered", batch_size=1)
-    return parallel(delayed(run_unit)(u) for u in pending)
+    for return_as in ("generator_unordered", "generator"):
+        try:
+            parallel = Parallel(n_jobs=workers, backend=backend, return_as=return_as, batch_size=1)
+        except ValueError:
+            continue  # this backend cannot stream results this way
+        return parallel(delayed(run_unit)(u) for u in pending)
+    return _chunked(pending, workers, backend)
+
+
+def _chunked(pending: list[UnitSpec], workers: int, backend: str) -> Iterator[dict[str, Any]]:
+    # Backends that only return lists (multiprocessing): small chunks keep records flowing
+    # to disk instead of all arriving at the end.
+    from joblib import Parallel, delayed
+
+    from tauguard.worker import run_unit
+
+    size = max(workers * 2, 1)
+    with Parallel(n_jobs=workers, backend=backend) as parallel:
+        for i in range(0, len(pending), size):
+            yield from parallel(delayed(run_unit)(u) for u in pending[i : i + size])
+
+
+def known_backends() -> list[str]:
+    """joblib backend names registered in this process (plus lazily registered ones)."""
+    from joblib import parallel
+
+    return sorted(set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {})))
 
 
 def run(

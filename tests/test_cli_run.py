@@ -123,3 +123,17 @@ def test_strategies_lists_builtins():
     names = {row["name"]: row for row in json.loads(proc.stdout)}
     assert {"react", "refuse-writes", "block-tool"} <= set(names)
     assert names["react"]["origin"] == "built-in"
+
+
+@pytest.mark.parametrize("backend", ["threading", "multiprocessing"])
+def test_other_joblib_backends_complete_a_run(backend, tmp_path: Path):
+    proc = tauguard("run", "--domain", "telecom", "--num-tasks", "4", "--backend", backend, "--out", str(tmp_path), "--name", "b")
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    run = load_run(tmp_path / "b")
+    assert len(run.records) == 4 and all(r.success for r in run.records)
+    assert run.manifest.note and "SIMULATION" in run.manifest.note
+
+
+def test_unknown_backend_is_rejected(tmp_path: Path):
+    proc = tauguard("run", "--backend", "spark", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "unknown --backend 'spark'; allowed:" in proc.stderr and "loky" in proc.stderr

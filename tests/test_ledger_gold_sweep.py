@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.ledger import sweep
+from strategies.ledger import LedgerSession, sweep
 from tauguard import tau2compat as t2
 from tauguard.guard import Verdict
+from tauguard.replay import decision_points, gate_after_prefix
 
 # Gold writes tau2's own tool rejects (the gold action list holds a failing call): a REVISE or
 # BLOCK there agrees with the environment.
@@ -81,3 +82,22 @@ def test_sweep_has_no_skipped_predicates(records: dict) -> None:
     for domain in t2.DOMAINS:
         for r in records[domain]:
             assert r.skipped == 0, (r.task_id, r.write_index, r.tool)
+
+
+# Several writes per task, so earlier writes' staleness and history matter.
+@pytest.mark.parametrize(("domain", "task_id"), [
+    ("airline", "7"),
+    ("airline", "33"),
+    ("retail", "29"),
+    ("telecom", "[mobile_data_issue]data_mode_off|data_usage_exceeded|user_abroad_roaming_disabled_off[PERSONA:Hard]"),
+])
+def test_incremental_sweep_equals_gate_after_prefix(domain: str, task_id: str, records: dict) -> None:
+    task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
+    agent_types = t2.tool_types(domain)[0]
+    slow = []
+    for point in decision_points(domain, task):  # a fresh session and a full replay per write
+        decision, _ = gate_after_prefix(LedgerSession(domain, agent_types), domain, task, point.prefix, point.call)
+        slow.append((point.write_index, decision.verdict, decision.rule_id))
+    fast = [(r.write_index, r.verdict, r.rule_id) for r in records[domain] if r.task_id == task_id and r.mode == "gold"]
+    assert slow and slow == fast
+

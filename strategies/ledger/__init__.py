@@ -16,4 +16,4 @@ from __future__ import annotations
 from strategies.ledger.session import LedgerSession
 from strategies.ledger.strategy import LedgerStrategy
 
-__all__ = ["LedgerStrategy", "LedgerSession"]
+__all__ = ["LedgerSession", "LedgerStrategy"]

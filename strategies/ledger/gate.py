@@ -62,7 +62,10 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
         evidence["skipped"] = skipped
     if not found:
         evidence["ledger"] = facts
-        return GuardDecision(verdict=Verdict.ALLOW, reason="ledger predicates hold: " + ", ".join(checked), evidence=evidence)
+        reason = "ledger predicates hold: " + (", ".join(checked) or "(none)")
+        if skipped:
+            reason += "; not checked (arguments unreadable, left to the tool): " + ", ".join(s["rule_id"] for s in skipped)
+        return GuardDecision(verdict=Verdict.ALLOW, reason=reason, evidence=evidence)
     rule_id, primary, primary_facts = max(found, key=lambda f: SEVERITY[f[1].verdict])  # max keeps the first of ties
     evidence["ledger"] = primary_facts
     evidence["findings"] = [{"rule_id": r, "verdict": f.verdict.value, "detail": f.detail} for r, f, _ in found]

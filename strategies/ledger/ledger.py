@@ -81,7 +81,7 @@ class LedgerBase(BaseModel):
         self.stale = {m for m in self.stale if not (m == path or m.startswith(path + "/"))}
 
     def stale_under(self, path: str) -> list[str]:
-        """Stale marks at or below ``path`` (for rendering)."""
+        """Stale marks at, below or above ``path`` (for rendering an entity's marks)."""
         return sorted(m for m in self.stale if m == path or m.startswith(path + "/") or path.startswith(m + "/"))
 
     # --- lookup ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from tauguard.runner import (
     PlanError,
     Progress,
     default_run_id,
+    known_backends,
     missing_credentials,
     new_manifest,
     resolve_tasks,
@@ -148,6 +149,8 @@ def execute_run(
             fail(str(exc))
         run_dir = Path(config.out) / default_run_id(config)
         manifest = new_manifest(run_dir.name, config, tasks, profile)
+    if config.backend not in known_backends():
+        fail(f"unknown --backend '{config.backend}'; allowed: {', '.join(known_backends())}")
     if dry_run:
         _print_plan(config, tasks, profile, run_dir)
         raise typer.Exit(0)

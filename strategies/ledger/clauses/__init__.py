@@ -8,7 +8,7 @@ by the tool's own signature.
 from __future__ import annotations
 
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -42,7 +42,7 @@ class ClauseBook(BaseModel):
     clause: list[Clause]
 
     @model_validator(mode="after")
-    def _ids(self) -> "ClauseBook":
+    def _ids(self) -> ClauseBook:
         ids = [c.id for c in self.clause]
         if len(ids) != len(set(ids)):
             raise ValueError(f"duplicate clause ids in {self.domain}")
@@ -59,7 +59,7 @@ class ClauseBook(BaseModel):
         raise KeyError(rule_id)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(domain: str) -> ClauseBook:
     """The validated clause book of ``domain``."""
     path = DIR / f"{domain}.toml"

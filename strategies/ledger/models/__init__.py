@@ -21,4 +21,4 @@ def new_ledger(domain: str) -> LedgerBase:
     return LEDGER_TYPES[domain](domain=domain)
 
 
-__all__ = ["AirlineLedger", "RetailLedger", "TelecomLedger", "LEDGER_TYPES", "new_ledger"]
+__all__ = ["LEDGER_TYPES", "AirlineLedger", "RetailLedger", "TelecomLedger", "new_ledger"]

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from strategies.ledger.predicates import airline, retail, telecom  # noqa: F401  (registration)
-from strategies.ledger.predicates.base import REGISTRY, Finding, GateContext, NeedFact, Predicate
+from strategies.ledger.predicates.base import (
+    REGISTRY,
+    Finding,
+    GateContext,
+    NeedFact,
+    Predicate,
+)
 
 
 def for_tool(domain: str, tool: str) -> list[Predicate]:
@@ -16,4 +22,4 @@ def all_predicates() -> list[Predicate]:
     return list(REGISTRY)
 
 
-__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "for_tool", "all_predicates"]
+__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "all_predicates", "for_tool"]

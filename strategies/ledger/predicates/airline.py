@@ -6,7 +6,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from strategies.ledger.ledger import Fact
-from strategies.ledger.models.airline import NOW, TODAY, PaymentMethod, Reservation, ReservationFlight
+from strategies.ledger.models.airline import (
+    NOW,
+    TODAY,
+    PaymentMethod,
+    Reservation,
+    ReservationFlight,
+)
 from strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
 from strategies.ledger.readmap import ReadHint
 from tauguard.guard import Verdict

@@ -8,12 +8,13 @@ missing or stale required fact into VERIFY with the read that would observe it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from strategies.ledger.ledger import Fact, LedgerBase, join
+from strategies.ledger.ledger import Fact
 from strategies.ledger.readmap import DomainMap, ReadHint
 from tauguard.conversation import ToolCallView
 from tauguard.guard import Verdict
@@ -128,9 +129,4 @@ def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn],
     return register
 
 
-def path(*parts: str) -> str:
-    """Canonical path (re-exported for predicate modules)."""
-    return join(*parts)
-
-
-__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "REGISTRY", "predicate", "path", "LedgerBase", "Verdict"]
+__all__ = ["REGISTRY", "Finding", "GateContext", "NeedFact", "Predicate", "predicate"]

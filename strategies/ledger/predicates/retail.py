@@ -200,7 +200,7 @@ def _same_product(ctx: GateContext, allow_identical: bool) -> Finding | None:
     if isinstance(products, Finding):
         return products
     by_item = {i.item_id: i.product_id for i in order.items}
-    for o, n in zip(old, new):
+    for o, n in zip(old, new, strict=False):
         product = products[by_item[o]]
         variant = product.variants.get(n)
         if n == o and not allow_identical:
@@ -258,7 +258,7 @@ def _price_difference(ctx: GateContext, order: Order) -> float | Finding | None:
     price = {i.item_id: i.price for i in order.items}
     by_item = {i.item_id: i.product_id for i in order.items}
     diff = 0.0
-    for o, n in zip(old, new):
+    for o, n in zip(old, new, strict=False):
         if o not in by_item or by_item[o] not in products:
             return None
         variant = products[by_item[o]].variants.get(n)

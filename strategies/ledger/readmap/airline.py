@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models.airline import AirlineLedger, FlightDate, FlightRoute, Reservation, User
+from strategies.ledger.models.airline import (
+    AirlineLedger,
+    FlightDate,
+    FlightRoute,
+    Reservation,
+    User,
+)
 from strategies.ledger.readmap import DomainMap, ReadHint, store
 from tauguard.conversation import ToolCallView
 

@@ -11,7 +11,9 @@ from tauguard.conversation import ToolCallView
 
 def _located(led: RetailLedger, call: ToolCallView, data: Any) -> list[str]:
     # find_user_id_by_* returns the bare user id: the authentication fact of the policy.
-    if not isinstance(data, str) or not data or " " in data:
+    if not isinstance(data, str):
+        raise TypeError("not a user id")
+    if not data or " " in data:
         raise ValueError("not a user id")
     if data not in led.authenticated:
         led.authenticated.append(data)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models.telecom import Bill, Customer, DataUsage, Device, Line, Plan, TelecomLedger
+from strategies.ledger.models.telecom import (
+    Bill,
+    Customer,
+    DataUsage,
+    Device,
+    Line,
+    Plan,
+    TelecomLedger,
+)
 from strategies.ledger.readmap import DomainMap, ReadHint, store
 from tauguard.conversation import ToolCallView
 
