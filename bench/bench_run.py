@@ -31,12 +31,12 @@ def plain_tau2_unit(task_id: str, trial: int) -> float:
     from tauguard import tau2compat as t2
     from tauguard.agents.guarded import GuardedAgent
     from tauguard.sim.agent import SimAgent
-    from tauguard.sim.plan import gold_plan
+    from tauguard.sim.compliance import sim_plan
     from tauguard.sim.user import SimUser
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == task_id)
     env = get_environment()
-    plan = gold_plan("airline", task)
+    plan = sim_plan("airline", task)
     agent_types, user_types = t2.tool_types("airline")
     agent = GuardedAgent(SimAgent("airline", task, plan, plan, [], env, 1.0, 300, trial), None, agent_types)
     sim = Orchestrator(domain="airline", agent=agent, user=SimUser(task, set(user_types)), environment=env, task=task,

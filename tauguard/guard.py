@@ -49,6 +49,17 @@ class GuardUsage(BaseModel):
         )
 
 
+class ReadRequest(BaseModel):
+    """A read a VERIFY decision asks for before the write may go ahead.
+
+    ``arguments`` is None when they are the agent's to supply (e.g. an email the user gives).
+    """
+
+    tool: str
+    arguments: dict[str, Any] | None = None
+    why: str = ""
+
+
 class GuardDecision(BaseModel):
     """A gate's decision on one proposed WRITE call."""
 
@@ -60,6 +71,8 @@ class GuardDecision(BaseModel):
     evidence: dict[str, Any] = Field(default_factory=dict)
     # For REVISE: the compliant arguments, when the guard can name them.
     revised_arguments: dict[str, Any] | None = None
+    # For VERIFY: the reads that would supply the missing facts, when the guard can name them.
+    required_reads: list[ReadRequest] = Field(default_factory=list)
     usage: GuardUsage = Field(default_factory=GuardUsage)
     # Raw model output for LLM-backed guards (always kept, also on parse failures).
     raw: str | None = None

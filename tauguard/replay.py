@@ -19,14 +19,7 @@ from tauguard.sim.plan import Step, gold_plan
 
 def fresh_environment(domain: str, task: t2.Task) -> t2.Environment:
     """A pristine environment with the task's initial state applied (as the orchestrator does)."""
-    env = t2.make_environment(domain)
-    init = task.initial_state
-    env.set_state(
-        initialization_data=init.initialization_data if init else None,
-        initialization_actions=init.initialization_actions if init else None,
-        message_history=[],
-    )
-    return env
+    return t2.task_environment(domain, task)
 
 
 def opening_message(task: t2.Task) -> str:

@@ -85,6 +85,18 @@ def environment_constructor(domain: str) -> Callable[..., Environment]:
     return construct
 
 
+def task_environment(domain: str, task: Task) -> Environment:
+    """A pristine environment with the task's initial state applied (as the orchestrator does)."""
+    env = make_environment(domain)
+    init = task.initial_state
+    env.set_state(
+        initialization_data=init.initialization_data if init else None,
+        initialization_actions=init.initialization_actions if init else None,
+        message_history=[],
+    )
+    return env
+
+
 @lru_cache(maxsize=None)
 def task_splits(domain: str) -> dict[str, list[str]]:
     """The domain's split_tasks.json: split name -> task ids."""

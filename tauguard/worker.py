@@ -67,10 +67,10 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[An
         from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
         from tauguard.faults.model import FaultProfile
         from tauguard.sim.agent import SimAgent
-        from tauguard.sim.plan import gold_plan
+        from tauguard.sim.compliance import sim_plan
 
         profile = FaultProfile.model_validate(spec.fault_profile)
-        gold = gold_plan(spec.domain, task)
+        gold = sim_plan(spec.domain, task)
         faults = draw_trial_faults(profile, spec.domain, task.id, spec.trial, spec.seed, gold)
         plan = apply_plan_faults(spec.domain, task.id, gold, faults)
         agent = SimAgent(spec.domain, task, gold, plan, faults, env, profile.uptake, spec.seed, spec.trial)

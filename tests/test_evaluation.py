@@ -10,7 +10,7 @@ from tauguard.evaluation import CachedEvaluator
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
 from tauguard.sim.agent import SimAgent
-from tauguard.sim.plan import gold_plan
+from tauguard.sim.compliance import sim_plan
 from tauguard.sim.user import SimUser
 
 PROFILES = {
@@ -22,7 +22,7 @@ PROFILES = {
 
 def _simulate(domain, task, profile, trial):
     env = t2.make_environment(domain)
-    gold = gold_plan(domain, task)
+    gold = sim_plan(domain, task)
     faults = draw_trial_faults(profile, domain, task.id, trial, 5, gold)
     plan = apply_plan_faults(domain, task.id, gold, faults)
     agent_types, user_types = t2.tool_types(domain)

@@ -29,7 +29,7 @@ from tauguard.faults.profiles import PROFILES_DIR, load_profile, profile_names
 DOMAINS = ("airline", "retail", "telecom")
 # Generator checks per fault in airline and retail (environment copies dominate the cost:
 # ~0.2 s airline, ~0.1 s retail); telecom is checked on every write of every base task.
-MAX_CHECKS_PER_FAULT = 6
+MAX_CHECKS_PER_FAULT = 4
 
 
 @lru_cache(maxsize=None)
@@ -136,6 +136,8 @@ def _write_states(domain: str, task):  # noqa: ANN001, ANN202 - tau2 Task, gener
 
     agent, _ = t2.tool_types(domain)
     events = plan_events(task, gold_plan(domain, task))
+    if not any(e.kind == "agent_tool_call" and agent.get(e.tool_call.name) == "WRITE" for e in events):
+        return  # no write: spare the environment copy (~0.2 s in airline)
     env = fresh_environment(domain, task)
     index = 0
     for pos, event in enumerate(events):
@@ -173,6 +175,8 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
                 why = _check_call(domain, spec, gold, faulty, execute(fresh, faulty))
                 if why:
                     problems.append(f"{spec.id} on {domain} task {task.id} write {index}: {why}")
+        if cap is not None and all(applied[s.id] >= cap for s in call_faults):
+            break
     assert not problems, "\n".join(problems)
     never = {s.id for s in call_faults} - set(applied)
     assert not never, f"generators that never applied: {never}"

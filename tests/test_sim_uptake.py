@@ -11,7 +11,8 @@ from tauguard.faults.model import FaultProfile
 from tauguard.guard import GuardDecision, GuardSession, Verdict
 from tauguard.sim import texts
 from tauguard.sim.agent import SimAgent
-from tauguard.sim.plan import gold_plan, targets
+from tauguard.sim.compliance import sim_plan
+from tauguard.sim.plan import targets
 from tauguard.sim.user import SimUser
 
 
@@ -35,7 +36,7 @@ def _run(task_id: str, profile: FaultProfile, session: GuardSession | None):
     domain = "retail"
     task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
     env = t2.make_environment(domain)
-    gold = gold_plan(domain, task)
+    gold = sim_plan(domain, task)
     faults = draw_trial_faults(profile, domain, task.id, 0, 1, gold)
     plan = apply_plan_faults(domain, task.id, gold, faults)
     agent_types, user_types = t2.tool_types(domain)

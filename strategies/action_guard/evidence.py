@@ -104,10 +104,11 @@ class Evidence:
     def _observe(self, obs: Observation) -> None:
         self.observations.append(obs)
         call = obs.call
-        if call.name == "get_flight_status" and obs.data is None:
+        if call.name == "get_flight_status":
             number, date = call.arguments.get("flight_number"), call.arguments.get("date")
+            status = obs.data if isinstance(obs.data, str) else obs.content.strip().strip('"')
             if isinstance(number, str) and isinstance(date, str):
-                self.flight_status[(number, date)] = obs.content.strip().strip('"').lower()
+                self.flight_status[(number, date)] = status.lower()
         for record in _walk(obs.data):
             key = _entity_key(record)
             if key is None:

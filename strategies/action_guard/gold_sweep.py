@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +39,7 @@ class GoldGate(BaseModel):
     executed: bool = True
 
 
-def session_context(domain: str, task_id: str, options: dict | None = None) -> SessionContext:
+def session_context(domain: str, task_id: str, options: dict[str, Any] | None = None) -> SessionContext:
     """The context a live run would give the strategy for ``task_id`` (no guard model)."""
     agent_types, user_types = t2.tool_types(domain)
     return SessionContext(

@@ -36,7 +36,7 @@ class ActionGuardSession(GuardSession):
         self.options = options
         self.checklists: dict[str, Checklist] = domain_checklists(context.domain)
         self.holds: Counter[str] = Counter()
-        use_llm = options.backend == "llm" or (options.backend == "auto" and context.guard_llm)
+        use_llm = options.backend == "llm" or (options.backend == "auto" and bool(context.guard_llm))
         if use_llm and not context.guard_llm:
             raise ValueError("action-guard backend=llm needs a guard model (--guard-llm)")
         self.backend = "llm" if use_llm else "compiled"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from strategies.action_guard.checklist import Checklist
 from strategies.action_guard.outcome import ItemOutcome, VerifierResult
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, Verdict
+from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, ReadRequest, Verdict
 
 SEVERITY = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
 # Decisions forced by a verifier failure carry the project-wide guard-error rule prefix, so
@@ -104,9 +104,8 @@ def decide(
             # Missing evidence: the check's detail says what to read or ask. A violation:
             # the item's own remediation says what to do instead.
             item = checklist.item(outcome.id)
-            text = outcome.detail
-            if outcome.status == "violated" and item is not None and item.remediation or not text and item is not None:
-                text = item.remediation
+            own = item.remediation if item is not None else ""
+            text = own if (outcome.status == "violated" and own) else (outcome.detail or own)
             if text and text not in steps:
                 steps.append(text)
         remediation = "; ".join(steps)
@@ -120,6 +119,7 @@ def decide(
         rule_id=top_outcome.id,
         evidence=evidence,
         revised_arguments=revised if top == Verdict.REVISE else None,
+        required_reads=[ReadRequest(tool=r["name"], arguments=r.get("arguments")) for r in unique_reads] if top == Verdict.VERIFY else [],
         usage=result.usage,
         raw=result.raw,
     )

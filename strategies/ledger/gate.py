@@ -16,7 +16,7 @@ from strategies.ledger.ledger import LedgerBase
 from strategies.ledger.predicates import Finding, GateContext, NeedFact, for_tool
 from strategies.ledger.readmap import DomainMap, ReadHint
 from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardDecision, Verdict
+from tauguard.guard import GuardDecision, ReadRequest, Verdict
 
 SEVERITY = {Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
 # A predicate that cannot read the call's arguments leaves them to the tool's own validation.
@@ -70,8 +70,8 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
     evidence["ledger"] = primary_facts
     evidence["findings"] = [{"rule_id": r, "verdict": f.verdict.value, "detail": f.detail} for r, f, _ in found]
     remediation = primary.remediation
+    reads: list[ReadHint] = []
     if primary.verdict == Verdict.VERIFY:
-        reads: list[ReadHint] = []
         for _, f, _ in found:
             reads += [h for h in f.required_reads if h not in reads]
         evidence["required_reads"] = [h.model_dump() for h in reads]
@@ -86,4 +86,5 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
         remediation=remediation,
         evidence=evidence,
         revised_arguments=primary.revised_arguments if primary.verdict == Verdict.REVISE else None,
+        required_reads=[ReadRequest(**h.model_dump()) for h in reads],
     )

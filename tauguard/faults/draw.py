@@ -16,7 +16,6 @@ from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.model import FaultProfile, ScheduledFault
 from tauguard.sim.plan import Step, observing_reads
 
-
 TRANSFER_TOOL = "transfer_to_human_agents"
 
 
@@ -28,14 +27,12 @@ def skipped_reads(plan: list[Step], write_pos: int, skip_tools: list[str] | None
     """
     if not skip_tools:
         return observing_reads(plan, write_pos)
-    return [
-        pos
-        for pos in range(write_pos)
-        if plan[pos].kind == "call"
-        and plan[pos].tool_type == "READ"
-        and plan[pos].call is not None
-        and plan[pos].call.name in skip_tools  # type: ignore[union-attr]
-    ]
+    found = []
+    for pos in range(write_pos):
+        step = plan[pos]
+        if step.kind == "call" and step.tool_type == "READ" and step.call is not None and step.call.name in skip_tools:
+            found.append(pos)
+    return found
 
 
 def trial_rng(seed: int, domain: str, task_id: str, trial: int) -> random.Random:

@@ -21,7 +21,7 @@ from tauguard.conversation import ConversationEvent, ToolCallView
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.draw import apply_plan_faults
 from tauguard.faults.generators import FaultContext, generate
-from tauguard.faults.model import FaultSpec, ScheduledFault
+from tauguard.faults.model import FaultClass, FaultSpec, ProbeLabel, ScheduledFault
 from tauguard.probes.model import Probe
 from tauguard.replay import DecisionPoint, Replay, decision_points, replay_events
 from tauguard.sim.plan import Step, gold_plan
@@ -89,12 +89,12 @@ def _probe(
     cache: ReplayCache,
     dp: DecisionPoint,
     call: ToolCallView,
-    label: str,
+    label: ProbeLabel,
     *,
     suffix: str,
     clause: str = "",
     fault_id: str | None = None,
-    fault_class: str | None = None,
+    fault_class: FaultClass | None = None,
     write_index: int | None = None,
 ) -> Probe:
     replay = cache.get(dp.prefix)
@@ -104,10 +104,10 @@ def _probe(
         task_id=dp.task_id,
         prefix=dp.prefix,
         call=call,
-        label=label,  # type: ignore[arg-type]
+        label=label,
         clause=clause,
         fault_id=fault_id,
-        fault_class=fault_class,  # type: ignore[arg-type]
+        fault_class=fault_class,
         write_index=write_index,
         prefix_errors=list(replay.failures),
     )

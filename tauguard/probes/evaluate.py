@@ -3,7 +3,9 @@
 Each probe gets a fresh guard session (the strategy's ``new_session`` with a SessionContext
 built from tau2compat), its prefix is replayed in tau2's real environment and fed to the
 session, and the gate's verdict on the probe's call is mapped to a label. A strategy
-without a gate (session None) allows everything.
+without a gate (session None) allows everything. A probe whose prefix replays with other
+tool errors than recorded at build time counts as "did not reproduce" (tau2's own data has
+failing gold calls, so a tool error alone is no replay failure).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field
 
 from tauguard import tau2compat as t2
+from tauguard.conversation import Conversation, ConversationEvent
 from tauguard.guard import SessionContext, Verdict
+from tauguard.probes.build import ReplayCache
 from tauguard.probes.model import LABELS, Probe
 from tauguard.registry import create_strategy
-from tauguard.replay import gate_after_prefix, replay_events
+from tauguard.replay import agent_view, feed_session, replay_events
+from tauguard.sim import texts
 
 VERDICT_LABEL: dict[Verdict, str] = {
     Verdict.ALLOW: "allow",
@@ -106,14 +111,69 @@ def _context(domain: str, task_id: str, options: dict[str, Any]) -> SessionConte
     )
 
 
-def gate_probe(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any]) -> ProbeOutcome:
-    """Replay one probe's prefix, gate its call with a fresh session, map the verdict."""
+class ReplayMemo:
+    """Prefix replays memoized by tool-call sequence.
+
+    tau2's environments are deterministic, so a prefix's tool results depend only on its
+    tool-call sequence; the probes built at one gold write share it (the gold call and its
+    faulted variants differ only in the stated confirmation). The first probe of a sequence
+    is replayed in a fresh environment (``tauguard.replay.replay_events``); the others get
+    the same results interleaved with their own messages, exactly as ``replay_events`` would
+    produce them (tests/test_probes.py checks the equality).
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str, Any], tuple[list[ConversationEvent], list[str]]] = {}
+
+    def replay(self, domain: str, task: t2.Task, prefix: list[ConversationEvent]) -> tuple[Conversation, list[str]]:
+        """The full conversation after ``prefix`` and the tool errors its replay produced."""
+        key = (domain, task.id, ReplayCache.key(prefix))
+        if key not in self._memo:
+            replay = replay_events(domain, task, prefix)
+            results = [e for e in replay.conversation.events if e.kind == "tool_result"]
+            self._memo[key] = (results, list(replay.failures))
+            return replay.conversation, list(replay.failures)
+        results, failures = self._memo[key]
+        return _interleave(prefix, results), list(failures)
+
+
+def _interleave(events: list[ConversationEvent], results: list[ConversationEvent]) -> Conversation:
+    # Mirrors tauguard.replay.replay_events, taking the tool results from a previous replay.
+    conv = Conversation()
+    pending = iter(results)
+    last_user_result: dict[str, str] = {}
+    for event in events:
+        if event.kind == "tool_result":
+            continue
+        if event.kind in ("agent_tool_call", "user_tool_call") and event.tool_call is not None:
+            conv.add(event)
+            result = next(pending).model_copy(update={"tool_call": event.tool_call})
+            conv.add(result)
+            last_user_result[event.tool_call.name] = result.content or ""
+            continue
+        if event.kind == "user_message" and event.content is None and event.tool_call is not None:
+            name = event.tool_call.name
+            conv.add(ConversationEvent(kind="user_message", content=texts.user_action_report(name, last_user_result.get(name, ""))))
+            continue
+        conv.add(event)
+    return conv
+
+
+def gate_probe(
+    strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], memo: ReplayMemo | None = None
+) -> ProbeOutcome:
+    """Replay one probe's prefix, gate its call with a fresh session, map the verdict.
+
+    The same steps as ``tauguard.replay.gate_after_prefix`` (replay, feed the session's
+    observation hooks, gate on the agent-visible conversation), with memoized replays.
+    """
+    conversation, failures = (memo or ReplayMemo()).replay(probe.domain, task, probe.prefix)
     session = strategy.new_session(_context(probe.domain, probe.task_id, options))
     if session is None:
-        replay = replay_events(probe.domain, task, probe.prefix)
         predicted, verdict, rule_id, reason = "allow", None, None, ""
     else:
-        decision, replay = gate_after_prefix(session, probe.domain, task, probe.prefix, probe.call)
+        feed_session(session, conversation)
+        decision = session.before_write(probe.call, agent_view(conversation))
         predicted = VERDICT_LABEL[decision.verdict]
         verdict, rule_id, reason = decision.verdict.value, decision.rule_id, decision.reason
     expected = probe.prefix_errors or []
@@ -128,8 +188,8 @@ def gate_probe(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, An
         reason=reason,
         fault_id=probe.fault_id,
         fault_class=probe.fault_class,
-        reproduced=list(replay.failures) == expected,
-        replay_errors=list(replay.failures),
+        reproduced=failures == expected,
+        replay_errors=failures,
     )
 
 
@@ -196,10 +256,11 @@ def evaluate_probes(
     strategy = create_strategy(strategy_name, options)
     check_probes(probes)
     tasks: dict[tuple[str, str], t2.Task] = {}
+    memo = ReplayMemo()
     outcomes = []
     for i, probe in enumerate(probes):
         task = _find_task(probe.domain, probe.task_id, tasks)
-        outcomes.append(gate_probe(strategy, probe, task, options))
+        outcomes.append(gate_probe(strategy, probe, task, options, memo))
         if progress is not None:
             progress(i + 1, len(probes))
     return score(strategy_name, options, outcomes)

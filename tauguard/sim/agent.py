@@ -19,12 +19,13 @@ from tauguard.faults.model import ScheduledFault
 from tauguard.guard import GuardDecision, Verdict
 from tauguard.records import InjectedFault
 from tauguard.sim import texts
+from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
 
 _NEGATIVE = re.compile(r"^\s*(no\b|nope\b|don'?t\b|do not\b|cancel that\b)", re.IGNORECASE)
 # Remediation cycles per write before the sim gives up on it (a guard that keeps asking
 # for the same read would otherwise loop until max_steps).
-MAX_REMEDIATIONS = 2
+MAX_REMEDIATIONS = 3
 
 
 class SimAgentState:
@@ -243,23 +244,29 @@ class SimAgent:
             if gold is not None and (call.name, call.arguments) != (gold.name, gold.arguments):
                 return self._retry(step, gold)
             return self._give_up(call, decision)
-        # VERIFY: do the reads that observe the target, confirm again, then retry.
-        self._queue_remediation(step, call)
+        # VERIFY: do the reads the guard asks for and those that observe the target,
+        # confirm again, then retry.
+        self._queue_remediation(step, call, decision)
         return self._advance()
 
     def _retry(self, step: Step, call: ToolCallView) -> Any:
         self.realized[id(step)] = call
         return self._issue(step, call.model_copy(update={"id": (step.call.id if step.call else call.id)}))
 
-    def _queue_remediation(self, step: Step, call: ToolCallView) -> None:
+    def _queue_remediation(self, step: Step, call: ToolCallView, decision: GuardDecision) -> None:
         reads: list[Step] = []
+        requested = [r for q in decision.required_reads for r in reads_for(self.domain, self.environment.tools.db, call, q)]
+        for read in dedupe(requested):
+            self.call_counter += 1
+            remedy = read.model_copy(update={"id": f"remedy-{read.name}-{self.call_counter}"})
+            reads.append(Step(kind="call", call=remedy, tool_type="READ"))
         if step.gold and step.call is not None:
             gold_pos = next(
                 (i for i, s in enumerate(self.gold_plan) if s.kind == "call" and s.call is not None and s.call.id == step.call.id),
                 None,
             )
             if gold_pos is not None:
-                reads = [self.gold_plan[i] for i in observing_reads(self.gold_plan, gold_pos)]
+                reads += [self.gold_plan[i] for i in observing_reads(self.gold_plan, gold_pos)]
         plan_id = step.call.id if step.call is not None else call.id
         confirm = Step(
             kind="confirm", call=call.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold
