@@ -52,7 +52,8 @@ def plan_events(task: t2.Task, plan: list[Step]) -> list[ConversationEvent]:
         if step.kind == "call" and step.call is not None:
             events.append(ConversationEvent(kind="agent_tool_call", tool_call=step.call))
         elif step.kind == "confirm" and step.call is not None:
-            events.append(ConversationEvent(kind="agent_message", content=texts.confirm_request(step.call.name, step.call.arguments)))
+            note = step.infos[0] if step.infos else None
+            events.append(ConversationEvent(kind="agent_message", content=texts.confirm_request(step.call.name, step.call.arguments, note)))
             events.append(ConversationEvent(kind="user_message", content=texts.USER_YES))
         elif step.kind == "ask_user" and step.call is not None:
             events.append(ConversationEvent(kind="agent_message", content=texts.user_action_request(step.call.name, step.call.arguments)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tomllib
 from collections import defaultdict
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -32,7 +32,7 @@ DOMAINS = ("airline", "retail", "telecom")
 MAX_CHECKS_PER_FAULT = 4
 
 
-@lru_cache(maxsize=None)
+@cache
 def _policy(domain: str) -> str:
     from tauguard import tau2compat as t2
 
@@ -108,7 +108,7 @@ def test_spec_schema_rejects_inconsistent_entries() -> None:
 # --------------------------------------------------------------------------- generators
 
 
-def _check_call(domain: str, spec: FaultSpec, gold: ToolCallView, faulty: ToolCallView, result) -> str | None:  # noqa: ANN001
+def _check_call(domain: str, spec: FaultSpec, gold: ToolCallView, faulty: ToolCallView, result) -> str | None:
     """Why a generated call is unacceptable, or None."""
     from tauguard import tau2compat as t2
 
@@ -127,7 +127,7 @@ def _check_call(domain: str, spec: FaultSpec, gold: ToolCallView, faulty: ToolCa
     return None
 
 
-def _write_states(domain: str, task):  # noqa: ANN001, ANN202 - tau2 Task, generator
+def _write_states(domain: str, task):
     """(prefix events, gold call, write index, environment just before it) for each gold
     WRITE, walking the gold conversation once: generators only read the environment."""
     from tauguard import tau2compat as t2

@@ -16,9 +16,10 @@ from tauguard.sim import texts
 
 # Small task samples: airline 7 (two cancellations after a flight change), 12 (baggage),
 # 2 (certificate), 1 (PV with a temptation); retail 0 (authenticated exchange), 35 (a gold
-# read that fails in tau2's own data), 10 (PV whose temptation tau2 rejects itself).
+# read that fails in tau2's own data), 10 (PV whose temptation tau2 rejects itself), 12 (a
+# gold return that tau2 rejects: refund to neither the original method nor a gift card).
 AIRLINE_TASKS = ["1", "2", "7", "12"]
-RETAIL_TASKS = ["0", "10", "35"]
+RETAIL_TASKS = ["0", "10", "12", "35"]
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +110,12 @@ def test_a_prefix_that_does_not_reproduce_is_counted(retail_probes: list[Probe])
     report = evaluate_probes("react", [good, broken, hand_written])
     assert [o.reproduced for o in report.outcomes] == [True, False, True]
     assert report.replay_failures == 1
+
+
+def test_gold_writes_tau2_rejects_get_no_allow_probe(retail_probes: list[Probe]) -> None:
+    twelve = [p for p in retail_probes if p.task_id == "12"]
+    assert twelve and not [p for p in twelve if p.label == "allow"]
+    assert {p.label for p in twelve} == {"verify", "refuse"}
 
 
 def test_act_before_auth_and_e_faults_in_retail(retail_probes: list[Probe]) -> None:

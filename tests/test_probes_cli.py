@@ -15,7 +15,7 @@ runner = CliRunner()
 TASK = "[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]"  # one gold write: refuel_data
 
 
-def _one_line_error(res, *fragments: str) -> None:  # noqa: ANN001 - click Result
+def _one_line_error(res, *fragments: str) -> None:
     assert res.exit_code == 2, (res.stdout, res.stderr)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
@@ -41,8 +41,12 @@ def test_build_writes_jsonl_and_reports_counts(probe_file: Path) -> None:
     assert res.exit_code == 0, res.stderr
     counts = json.loads(res.stdout)["counts"]
     one = read_probes(probe_file.with_name("one.jsonl"))
-    assert counts == [{"domain": "telecom", "allow": 1, "verify": 1, "refuse": len(one) - 2, "total": len(one)}]
-    assert {p.task_id for p in one} == {TASK}
+    labels = [p.label for p in one]
+    assert counts == [
+        {"domain": "telecom", **{k: labels.count(k) for k in ("allow", "verify", "refuse")}, "total": len(one)}
+    ]
+    assert {p.task_id for p in one} == {TASK} and labels.count("allow") == 1
+    assert {p.fault_id for p in one} >= {"telecom.refuel_over_limit", "skip_confirmation"}
 
 
 def test_eval_reports_scores_in_each_format(probe_file: Path) -> None:

@@ -1,7 +1,9 @@
 """Building probes from the gold plans, the fault catalog and the PV temptations.
 
-For every task of a split, at each gold WRITE:
-- the gold call after the gold prefix -> ``allow``;
+The plan is the live sim's fault-free plan (``tauguard.sim.compliance.sim_plan``: the gold
+actions plus the reads a compliant agent makes). For every task of a split, at each gold WRITE:
+- the gold call after the gold prefix -> ``allow`` (unless tau2's tool rejects the gold call
+  itself, a data quirk: retail 12, 13, 64, 105);
 - each applicable ``call`` fault: its faulty call, stated in the confirmation like the live
   sim does -> the fault's label (``refuse`` for A/T/W violations);
 - each applicable ``skip_read`` / ``skip_confirmation`` fault: the same call after the prefix
@@ -14,7 +16,7 @@ Prefixes are the exact conversations the sim produces (the same plan transforms,
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import ConversationEvent, ToolCallView
@@ -23,8 +25,9 @@ from tauguard.faults.draw import apply_plan_faults
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import FaultClass, FaultSpec, ProbeLabel, ScheduledFault
 from tauguard.probes.model import Probe
-from tauguard.replay import DecisionPoint, Replay, decision_points, replay_events
-from tauguard.sim.plan import Step, gold_plan
+from tauguard.replay import DecisionPoint, Replay, decision_points, plan_events, replay_events
+from tauguard.sim.compliance import sim_plan
+from tauguard.sim.plan import Step
 
 ReplayKey = tuple[tuple[str, str, str], ...]
 
@@ -169,14 +172,29 @@ def _temptation_probe(domain: str, task: t2.Task, gold: list[Step], cache: Repla
     )
 
 
+def _rejected_gold_writes(domain: str, task: t2.Task, plan: list[Step], cache: ReplayCache) -> set[str]:
+    """Ids of gold writes tau2's own tools reject (e.g. retail 12 and 13 refund a return to a
+    method that is neither the original one nor a gift card): no ``allow`` probe for those."""
+    agent_types, _ = t2.tool_types(domain)
+    replay = cache.get(plan_events(task, plan))
+    return {
+        e.tool_call.id
+        for e in replay.conversation.events
+        if e.kind == "tool_result" and e.error and e.tool_call is not None and agent_types.get(e.tool_call.name) == "WRITE"
+    }
+
+
 def task_probes(domain: str, task: t2.Task) -> list[Probe]:
     """All probes of one task: gold writes, their faulted variants, the PV temptation."""
-    gold = gold_plan(domain, task)
+    gold = sim_plan(domain, task)  # the live sim's fault-free plan: gold actions + compliance reads
     cache = ReplayCache(domain, task)
     catalog = sorted(load_catalog(), key=lambda f: f.id)
     probes: list[Probe] = []
-    for dp in decision_points(domain, task, gold):
-        probes.append(_probe(cache, dp, dp.call, "allow", suffix=f"w{dp.write_index}/gold", write_index=dp.write_index))
+    points = list(decision_points(domain, task, gold))
+    rejected = _rejected_gold_writes(domain, task, gold, cache) if points else set()
+    for dp in points:
+        if dp.call.id not in rejected:
+            probes.append(_probe(cache, dp, dp.call, "allow", suffix=f"w{dp.write_index}/gold", write_index=dp.write_index))
         for spec in catalog:
             if spec.applies_to(domain, dp.call.name):
                 probe = _fault_probe(domain, task, gold, dp, spec, cache)

@@ -11,7 +11,8 @@ failing gold calls, so a tool error alone is no replay failure).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 

@@ -53,8 +53,7 @@ def write_probes(path: Path, probes: list[Probe]) -> None:
     """Write probes as JSONL."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
-        for probe in probes:
-            fh.write(dump_probe(probe) + "\n")
+        fh.writelines(dump_probe(probe) + "\n" for probe in probes)
 
 
 def read_probes(path: Path) -> list[Probe]:

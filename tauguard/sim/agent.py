@@ -19,6 +19,7 @@ from tauguard.faults.model import ScheduledFault
 from tauguard.guard import GuardDecision, Verdict
 from tauguard.records import InjectedFault
 from tauguard.sim import texts
+from tauguard.sim.compliance import confirmation_note
 from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
 
@@ -143,12 +144,16 @@ class SimAgent:
             assert step.call is not None
             call = self._realize_for_confirm(step)
             self.awaiting_confirm = step
-            return self._text(texts.confirm_request(call.name, call.arguments))
+            # the same note the plan carries for the gold call (replay uses the plan's)
+            note = confirmation_note(self.domain, self.environment.tools.db, call)
+            return self._text(texts.confirm_request(call.name, call.arguments, note))
         if step.kind == "ask_user":
             assert step.call is not None
             return self._text(texts.user_action_request(step.call.name, step.call.arguments))
         if step.kind == "communicate":
             return self._text(texts.communicate(step.infos))
+        if step.kind == "clarify":
+            return self._text(texts.clarify(step.infos[0] if step.infos else "please give me more details"))
         # close
         for fid in step.fault_ids:
             self._mark_applied(fid, intercepted=False)
@@ -267,6 +272,10 @@ class SimAgent:
             )
             if gold_pos is not None:
                 reads += [self.gold_plan[i] for i in observing_reads(self.gold_plan, gold_pos)]
+        if decision.remediation and (not reads or self.remediations.get(id(step), 0) >= 2):
+            # Nothing to read, or reading did not help: the guard wants something from the
+            # dialogue (a reason, a request); ask the user.
+            reads.append(Step(kind="clarify", infos=[decision.remediation]))
         plan_id = step.call.id if step.call is not None else call.id
         confirm = Step(
             kind="confirm", call=call.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold

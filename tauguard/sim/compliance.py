@@ -72,6 +72,19 @@ def _identify(domain: str, db: Any, owner: str) -> ToolCallView | None:
     return ToolCallView(id="", name=spec.identify, arguments={"customer_id": owner})
 
 
+def confirmation_note(domain: str, db: Any, call: ToolCallView) -> str | None:
+    """What a compliant agent adds when stating a write: the price of a telecom refuel
+    ("To refuel data you should: ... Confirm the price")."""
+    if domain != "telecom" or call.name != "refuel_data":
+        return None
+    line = next((ln for ln in db.lines if ln.line_id == call.arguments.get("line_id")), None)
+    plan = next((p for p in db.plans if line is not None and p.plan_id == line.plan_id), None)
+    amount = call.arguments.get("gb_amount")
+    if plan is None or not isinstance(amount, (int, float)):
+        return None
+    return f"The price is ${plan.data_refueling_price_per_gb * amount:.2f} (${plan.data_refueling_price_per_gb:.2f} per GB)."
+
+
 def _key(call: ToolCallView) -> tuple[str, tuple]:
     return (call.name, tuple(sorted((k, str(v)) for k, v in call.arguments.items())))
 
@@ -126,6 +139,10 @@ def _build(domain: str, task: t2.Task) -> list[Step]:
                     seen.add(_key(read))
                     out.append(_read_step(read, added))
                     added += 1
+        if step.kind == "confirm" and step.call is not None:
+            note = confirmation_note(domain, db, step.call)
+            if note:
+                step = step.model_copy(update={"infos": [note]})
         out.append(step)
         if step.is_write:
             seen = set()  # a write makes what was read stale

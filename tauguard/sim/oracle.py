@@ -28,9 +28,13 @@ def _airline(db: Any, write: ToolCallView, tool: str) -> list[ToolCallView]:
         return [_call(tool, reservation_id=r) for r in db.users[owner].reservations]
     if tool == "get_flight_status" and res is not None:
         return [_call(tool, flight_number=f.flight_number, date=f.date) for f in res.flights]
-    if tool in ("search_direct_flight", "search_onestop_flight") and res is not None:
+    if tool in ("search_direct_flight", "search_onestop_flight"):
+        origin = res.origin if res is not None else args.get("origin")
+        destination = res.destination if res is not None else args.get("destination")
+        if not origin or not destination:
+            return []
         dates = sorted({str(f.get("date")) for f in args.get("flights", []) if isinstance(f, dict)})
-        legs = [(res.origin, res.destination), (res.destination, res.origin)]
+        legs = [(origin, destination), (destination, origin)]
         # A new itinerary may be direct or one-stop: search both, as an agent would.
         return [
             _call(name, origin=o, destination=d, date=day)

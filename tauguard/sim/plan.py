@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
 
-StepKind = Literal["call", "confirm", "ask_user", "communicate", "close"]
+# "clarify" only arises live, when a guard asks for something from the dialogue.
+StepKind = Literal["call", "confirm", "ask_user", "communicate", "clarify", "close"]
 
 
 class Step(BaseModel):

@@ -23,9 +23,10 @@ def render_args(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(", ", ": "))
 
 
-def confirm_request(name: str, arguments: dict[str, Any]) -> str:
-    """The agent's statement of a write, asking for explicit confirmation."""
-    return f"I am about to perform {name} with {render_args(arguments)}. {CONFIRM_QUESTION}"
+def confirm_request(name: str, arguments: dict[str, Any], note: str | None = None) -> str:
+    """The agent's statement of a write (with a note such as its price), asking for an explicit yes."""
+    middle = f" {note.strip()}" if note else ""
+    return f"I am about to perform {name} with {render_args(arguments)}.{middle} {CONFIRM_QUESTION}"
 
 
 def user_action_request(name: str, arguments: dict[str, Any]) -> str:
@@ -51,6 +52,22 @@ def cannot_do(name: str, reason: str) -> str:
     if reason:
         text += f" {reason}"
     return text
+
+
+CLARIFY_PREFIX = "Before I can do that, I need to check something with you:"
+
+
+def clarify(question: str) -> str:
+    """The agent asking the user for something a guard found missing from the dialogue."""
+    return f"{CLARIFY_PREFIX} {question.strip().rstrip('.')}. Could you tell me?"
+
+
+def scenario_details(reason_for_call: str, task_instructions: str | None) -> str:
+    """The sim user's answer to a clarifying question: what its scenario says."""
+    parts = [reason_for_call.strip()]
+    if task_instructions:
+        parts.append(task_instructions.strip())
+    return "\n".join(p for p in parts if p)
 
 
 def opening(reason_for_call: str, known_info: str | None) -> str:

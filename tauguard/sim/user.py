@@ -79,6 +79,9 @@ class SimUser:
             return self._say(opening_message(self.task))
         if _TRANSFER.search(content):
             return self._say(t2.TRANSFER)
+        if texts.CLARIFY_PREFIX in content:
+            self.idle = 0
+            return self._say(self._details())
         action = self._requested_action(content)
         if action is not None:
             self.idle = 0
@@ -92,6 +95,12 @@ class SimUser:
         if self.idle >= MAX_IDLE_TURNS:
             return self._say(t2.STOP)
         return self._say(texts.USER_ACK)
+
+    def _details(self) -> str:
+        instr = self.task.user_scenario.instructions
+        if isinstance(instr, str):
+            return instr
+        return texts.scenario_details(instr.reason_for_call, instr.task_instructions)
 
     def _requested_action(self, content: str) -> Any:
         for action in self.pending:
