@@ -40,7 +40,7 @@ def test_rewards_equal_tau2_evaluate_simulation(domain):
     outcomes = []
     for task in tasks:
         for name, profile in PROFILES.items():
-            for trial in range(2):
+            for trial in range(2 if name == "faulty" else 1):
                 sim, env = _simulate(domain, task, profile, trial)
                 reference = t2.evaluate_simulation_reference(sim, task, domain).reward
                 assert evaluator.evaluate(sim, task, domain, live_env=env).reward == reference, (task.id, name, trial)

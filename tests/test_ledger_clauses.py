@@ -70,3 +70,4 @@ def test_ledger_clauses_and_write_tools_are_covered(domain: str) -> None:
 
 def test_docs_table_is_the_generated_one() -> None:
     assert clauses.markdown_table() in DOCS.read_text()
+    assert clauses.markdown_table() in (DOCS.parents[1] / "README.md").read_text()

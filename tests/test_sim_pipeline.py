@@ -14,12 +14,16 @@ from tauguard.worker import run_unit
 
 def test_react_sim_passes_every_base_task_of_every_domain(tau2):
     """With all faults off, react + sim passes all 278 base tasks (see README for quirks)."""
-    failed = []
-    for domain in tau2.DOMAINS:
-        for task in tau2.load_tasks(domain, "base"):
-            rec = TrialRecord.model_validate(run_unit(make_unit(domain, task.id)))
-            if rec.error is not None or not rec.success:
-                failed.append((domain, task.id, rec.reward, rec.termination_reason, (rec.error or "")[:200]))
+    from tauguard.runner import execute
+
+    units = [make_unit(domain, task.id) for domain in tau2.DOMAINS for task in tau2.load_tasks(domain, "base")]
+    records = [TrialRecord.model_validate(raw) for raw in execute(units, workers=2, backend="loky")]
+    assert len(records) == 278
+    failed = [
+        (r.domain, r.task_id, r.reward, r.termination_reason, (r.error or "")[:200])
+        for r in records
+        if r.error is not None or not r.success
+    ]
     assert failed == []
 
 

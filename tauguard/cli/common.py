@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from enum import Enum
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -37,3 +38,17 @@ def quiet_environment() -> None:
 def is_tty() -> bool:
     """Whether stdout is an interactive terminal (rich progress) or a log (plain lines)."""
     return sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+
+
+def parse_strategy_options(items: list[str] | None) -> dict[str, Any]:
+    """``--strategy-option KEY=VALUE`` pairs; values are JSON when they parse, else strings."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            fail(f"--strategy-option expects KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out

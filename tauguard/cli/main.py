@@ -41,12 +41,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 for _module, _attr, _name in _COMMANDS:
-    try:
-        _mod = importlib.import_module(_module)
-    except ModuleNotFoundError as _exc:  # TODO(before landing): make strict
-        if _exc.name != _module:
-            raise
-        continue
+    _mod = importlib.import_module(_module)
     _obj = getattr(_mod, _attr)
     if isinstance(_obj, typer.Typer):
         app.add_typer(_obj, name=_name)

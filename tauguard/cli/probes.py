@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty
+from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
 
 app = typer.Typer(
     help="Gate probes: pre-action decision states labelled allow / verify / refuse (see docs/probes.md).",
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-def _parse_options(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            fail(f"--strategy-option expects KEY=VALUE, got {item!r}")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
 
 
 def _progress(enabled: bool) -> Any:
@@ -93,7 +79,7 @@ def eval_(
     from tauguard.probes.render import render_report
     from tauguard.registry import UnknownStrategyError, get_strategy_class
 
-    options = _parse_options(strategy_option)
+    options = parse_strategy_options(strategy_option)
     try:
         get_strategy_class(strategy)
     except UnknownStrategyError as exc:

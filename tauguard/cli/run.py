@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import fail, is_tty
+from tauguard.cli.common import fail, is_tty, parse_strategy_options
 
 
 def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
@@ -21,21 +21,6 @@ def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
     if not isinstance(parsed, dict):
         fail(f"{flag} must be a JSON object, got {type(parsed).__name__}")
     return parsed
-
-
-def _parse_options(items: list[str] | None) -> dict[str, Any] | None:
-    if not items:
-        return None
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            fail(f"--strategy-option expects KEY=VALUE, got {item!r}")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
 
 
 def _check_llm_args(llm_args: dict[str, Any] | None) -> None:
@@ -103,7 +88,7 @@ def run(
         "user_llm": user_llm,
         "guard_llm": guard_llm,
         "llm_args": parsed_args,
-        "strategy_options": _parse_options(strategy_option),
+        "strategy_options": parse_strategy_options(strategy_option) or None,
         "faults": faults,
         "workers": workers,
         "backend": backend,

@@ -24,12 +24,7 @@ from tauguard.store import RunLoadError, read_manifest
 
 
 def _load_profile(name: str) -> dict[str, Any]:
-    try:
-        from tauguard.faults.profiles import load_profile
-    except ModuleNotFoundError:  # TODO(before landing): remove once profiles land
-        from tauguard.faults.model import FaultProfile
-
-        return FaultProfile(name=name).model_dump()
+    from tauguard.faults.profiles import load_profile
 
     try:
         return load_profile(name).model_dump()

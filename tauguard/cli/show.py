@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tauguard.cli.common import OutputFormat, fail
+
+if TYPE_CHECKING:
+    from tauguard.summary import RunSummary
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def render(summary: "RunSummary", fmt: str) -> str:  # noqa: F821 (imported lazily)
+def render(summary: "RunSummary", fmt: str) -> str:
     """Render a summary as table or markdown text."""
     from tabulate import tabulate
 

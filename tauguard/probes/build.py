@@ -25,7 +25,13 @@ from tauguard.faults.draw import apply_plan_faults
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import FaultClass, FaultSpec, ProbeLabel, ScheduledFault
 from tauguard.probes.model import Probe
-from tauguard.replay import DecisionPoint, Replay, decision_points, plan_events, replay_events
+from tauguard.replay import (
+    DecisionPoint,
+    Replay,
+    decision_points,
+    plan_events,
+    replay_events,
+)
 from tauguard.sim.compliance import sim_plan
 from tauguard.sim.plan import Step
 

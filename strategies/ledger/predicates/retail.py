@@ -91,6 +91,13 @@ def one_user(ctx: GateContext) -> Finding | None:
         target = str(ctx.arg("user_id"))
         what = f"user_id {target}"
     else:
+        order_id = str(ctx.arg("order_id"))
+        listed = ctx.peek("users", uid, "orders")
+        if listed.fresh and order_id not in listed.value and ctx.peek("orders", order_id).state == "missing":
+            # The authenticated user's own order list (from get_user_details) settles it
+            # without reading the other user's order.
+            return Finding(verdict=Verdict.BLOCK, detail=f"order {order_id} is not among the orders of the authenticated user {uid}",
+                           remediation="help only the authenticated user; deny requests about another user's account or orders")
         order = _order(ctx)
         target = ctx.need("orders", order.order_id, "user_id")
         what = f"order {order.order_id} belongs to {target}"
