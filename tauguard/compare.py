@@ -156,8 +156,15 @@ class KComparison(BaseModel):
     verdict: Verdict
 
 
-def verdict_from_ci(low: float, high: float) -> Verdict:
-    """ "better"/"worse" only when the CI excludes 0, else "no detectable difference"."""
+def verdict_from(low: float, high: float, p: float, alpha: float) -> Verdict:
+    """ "better"/"worse" only when the CI excludes 0 and the permutation test agrees (p < alpha).
+
+    With few discordant tasks the percentile bootstrap can exclude 0 while the exact
+    sign-flip test cannot reject (5 improved, 0 regressed: p = 0.0625); such a result is
+    reported as "no detectable difference" rather than a claim the test does not back.
+    """
+    if p >= alpha:
+        return "no detectable difference"
     if low > 0:
         return "better"
     if high < 0:
@@ -225,7 +232,7 @@ def compare_metric(
         improved=int(np.count_nonzero(diffs > _TIE)),
         regressed=int(np.count_nonzero(diffs < -_TIE)),
         unchanged=int(np.count_nonzero(np.abs(diffs) <= _TIE)),
-        verdict=verdict_from_ci(ci.low, ci.high),
+        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence),
     )
 
 
@@ -409,6 +416,7 @@ def compare_outcomes(
     secondary = [r for r in results if not r.primary]
     for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
         r.p_holm = p
+        r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence)
 
     d = alignment.dropped
     notes: list[str] = []

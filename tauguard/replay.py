@@ -8,11 +8,11 @@ probe evaluation. It produces exactly the conversation events the live sim produ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession
+from tauguard.guard import GuardDecision, GuardSession, SessionContext
 from tauguard.sim import texts
 from tauguard.sim.plan import Step, gold_plan
 
@@ -83,17 +83,31 @@ def replay_events(domain: str, task: t2.Task, events: list[ConversationEvent]) -
     content following a user tool call becomes the sim user's report of its result.
     """
     env = fresh_environment(domain, task)
-    conv = Conversation()
     failures: list[str] = []
+
+    def run(call: ToolCallView) -> ConversationEvent:
+        result = execute(env, call)
+        if result.error:
+            failures.append(f"{call.name}: {result.content}")
+        return result
+
+    return Replay(conversation=assemble(events, run), environment=env, failures=failures)
+
+
+def assemble(events: list[ConversationEvent], result_of: Callable[[ToolCallView], ConversationEvent]) -> Conversation:
+    """The conversation of ``events`` with each call followed by ``result_of(call)``.
+
+    Existing ``tool_result`` events are dropped; a content-less ``user_message`` after a
+    user tool call becomes the sim user's report of that call's result.
+    """
+    conv = Conversation()
     last_user_result: dict[str, str] = {}
     for event in events:
         if event.kind == "tool_result":
             continue
         if event.kind in ("agent_tool_call", "user_tool_call") and event.tool_call is not None:
             conv.add(event)
-            result = execute(env, event.tool_call)
-            if result.error:
-                failures.append(f"{event.tool_call.name}: {result.content}")
+            result = result_of(event.tool_call)
             conv.add(result)
             last_user_result[event.tool_call.name] = result.content or ""
             continue
@@ -102,7 +116,28 @@ def replay_events(domain: str, task: t2.Task, events: list[ConversationEvent]) -
             conv.add(ConversationEvent(kind="user_message", content=texts.user_action_report(name, last_user_result.get(name, ""))))
             continue
         conv.add(event)
-    return Replay(conversation=conv, environment=env, failures=failures)
+    return conv
+
+
+def session_context(
+    domain: str,
+    task_id: str,
+    options: dict[str, Any] | None = None,
+    guard_llm: str | None = None,
+    guard_llm_args: dict[str, Any] | None = None,
+) -> SessionContext:
+    """The context a strategy's session gets for a task (as in live runs)."""
+    agent_types, user_types = t2.tool_types(domain)
+    return SessionContext(
+        domain=domain,
+        task_id=task_id,
+        policy=t2.policy_text(domain),
+        tool_types=agent_types,
+        user_tool_types=user_types,
+        guard_llm=guard_llm,
+        guard_llm_args=dict(guard_llm_args or {}),
+        options=dict(options or {}),
+    )
 
 
 def agent_view(conversation: Conversation) -> Conversation:

@@ -152,7 +152,7 @@ def render_compare_text(report: CompareReport, fmt: TextFormat = "table", tasks:
     lines.append(
         f"p: two-sided sign-flip permutation test on per-task differences; primary k unadjusted, other ks "
         f"Holm-adjusted. CI: {report.n_resamples} paired bootstrap resamples over tasks, seed {report.seed}. "
-        "'better'/'worse' only when the CI excludes 0."
+        "'better'/'worse' only when the CI excludes 0 and p < 1 - confidence."
     )
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tauguard import tau2compat as t2
 from tauguard.config import SIM
-from tauguard.guard import SessionContext, Strategy
+from tauguard.guard import Strategy
 from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.unit import UnitSpec
 
@@ -110,18 +110,15 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         import json
 
         from tauguard.agents.guarded import GuardedAgent
+        from tauguard.replay import session_context
 
         task = _task(spec.domain, spec.split, spec.task_id)
         base["policy_violation_task"] = t2.is_policy_violation_task(spec.domain, task)
         env = t2.make_environment(spec.domain)
-        agent_types, user_types = t2.tool_types(spec.domain)
+        agent_types, _ = t2.tool_types(spec.domain)
         strategy = _strategy(spec.strategy, json.dumps(spec.strategy_options, sort_keys=True))
         session = strategy.new_session(
-            SessionContext(
-                domain=spec.domain, task_id=task.id, policy=t2.policy_text(spec.domain), tool_types=agent_types,
-                user_tool_types=user_types, guard_llm=spec.guard_llm, guard_llm_args=spec.llm_args.get("guard", {}),
-                options=spec.strategy_options,
-            )
+            session_context(spec.domain, task.id, spec.strategy_options, spec.guard_llm, spec.llm_args.get("guard", {}))
         )
         inner, sim_agent = _build_agent(spec, task, env)
         agent = GuardedAgent(inner, session, agent_types, max_retries=spec.max_guard_retries)

@@ -241,3 +241,13 @@ def test_compare_and_check_import_neither_tau2_nor_litellm(hand_runs: tuple[Path
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "LOADED:"
+
+
+def test_verdict_needs_the_ci_and_the_permutation_test_to_agree():
+    from tauguard.compare import verdict_from
+
+    # 5 improved, 0 regressed of 114: the bootstrap CI excludes 0, the exact sign-flip p is 2/32
+    assert verdict_from(0.009, 0.088, 0.0625, 0.05) == "no detectable difference"
+    assert verdict_from(0.009, 0.088, 0.01, 0.05) == "better"
+    assert verdict_from(-0.2, -0.01, 0.001, 0.05) == "worse"
+    assert verdict_from(-0.01, 0.2, 0.001, 0.05) == "no detectable difference"

@@ -28,6 +28,8 @@ POLICY_CONFLICTS = {
     ("airline", "9", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
     ("airline", "37", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
     ("airline", "29", 0): (Verdict.VERIFY, "airline.same_route"),
+    # a gold member in economy has 3 free bags per passenger; the gold plan charges 2 of 2 bags
+    ("airline", "33", 1): (Verdict.REVISE, "airline.bag_allowance"),
 }
 
 

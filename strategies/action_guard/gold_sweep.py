@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from strategies.action_guard.strategy import ActionGuardStrategy
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import SessionContext, Strategy, Verdict
-from tauguard.replay import agent_view, decision_points, plan_events, replay_events
+from tauguard.guard import Strategy, Verdict
+from tauguard.replay import agent_view, decision_points, plan_events, replay_events, session_context
 from tauguard.sim.plan import gold_plan
 
 
@@ -37,19 +36,6 @@ class GoldGate(BaseModel):
     # Whether the environment accepted the gold write in the replay: tau2's gold actions
     # include a few attempts the tool itself rejects (a guard may rightly stop those).
     executed: bool = True
-
-
-def session_context(domain: str, task_id: str, options: dict[str, Any] | None = None) -> SessionContext:
-    """The context a live run would give the strategy for ``task_id`` (no guard model)."""
-    agent_types, user_types = t2.tool_types(domain)
-    return SessionContext(
-        domain=domain,
-        task_id=task_id,
-        policy=t2.policy_text(domain),
-        tool_types=agent_types,
-        user_tool_types=user_types,
-        options=dict(options or {}),
-    )
 
 
 def gate_gold_task(domain: str, task: t2.Task, strategy: Strategy | None = None, follow_reads: bool = False) -> list[GoldGate]:

@@ -43,7 +43,7 @@ def compare(
     """Compare runs task by task: Δpass^k with paired bootstrap CI, permutation p, McNemar.
 
     The first run is the baseline; each other run is compared to it. "better"/"worse" are
-    said only when the CI excludes 0.
+    said only when the CI excludes 0 and the permutation p is below 1 - confidence.
     """
     from tauguard.compare import CompareError, compare_runs, load_runs
     from tauguard.reporting import render_compare_csv, render_compare_json, render_compare_text

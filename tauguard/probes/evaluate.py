@@ -18,12 +18,11 @@ from pydantic import BaseModel, Field
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent
-from tauguard.guard import SessionContext, Verdict
+from tauguard.guard import Verdict
 from tauguard.probes.build import ReplayCache
 from tauguard.probes.model import LABELS, Probe
 from tauguard.registry import create_strategy
-from tauguard.replay import agent_view, feed_session, replay_events
-from tauguard.sim import texts
+from tauguard.replay import agent_view, assemble, feed_session, replay_events, session_context
 
 VERDICT_LABEL: dict[Verdict, str] = {
     Verdict.ALLOW: "allow",
@@ -48,6 +47,14 @@ class ProbeOutcome(BaseModel):
     fault_class: str | None = None
     reproduced: bool = True  # the prefix replayed with exactly the expected tool errors
     replay_errors: list[str] = Field(default_factory=list)
+    # The label after an agent performs the reads a VERIFY asked for and the call is gated
+    # again (None when the first decision was not a VERIFY naming reads).
+    predicted_after_reads: str | None = None
+
+    @property
+    def final(self) -> str:
+        """The label after the requested reads, or the first one."""
+        return self.predicted_after_reads or self.predicted
 
 
 class ClassScore(BaseModel):
@@ -75,6 +82,10 @@ class ProbeReport(BaseModel):
     replay_failures: int  # probes whose prefix did not reproduce
     by_domain: dict[str, dict[str, int]] = Field(default_factory=dict)  # domain -> label -> count
     by_fault_class: dict[str, dict[str, float]] = Field(default_factory=dict)  # class -> {n, correct, rate}
+    # After the agent performs the reads a VERIFY names and the call is gated again, as the
+    # sim agent does live: refuse probes ending refused, allow probes ending held.
+    refuse_recall_after_reads: float | None = None
+    false_block_rate_after_reads: float | None = None
     outcomes: list[ProbeOutcome] = Field(default_factory=list)
 
 
@@ -100,18 +111,6 @@ def check_probes(probes: list[Probe]) -> None:
         _find_task(probe.domain, probe.task_id, cache)
 
 
-def _context(domain: str, task_id: str, options: dict[str, Any]) -> SessionContext:
-    agent_types, user_types = t2.tool_types(domain)
-    return SessionContext(
-        domain=domain,
-        task_id=task_id,
-        policy=t2.policy_text(domain),
-        tool_types=agent_types,
-        user_tool_types=user_types,
-        options=dict(options),
-    )
-
-
 class ReplayMemo:
     """Prefix replays memoized by tool-call sequence.
 
@@ -135,29 +134,9 @@ class ReplayMemo:
             self._memo[key] = (results, list(replay.failures))
             return replay.conversation, list(replay.failures)
         results, failures = self._memo[key]
-        return _interleave(prefix, results), list(failures)
-
-
-def _interleave(events: list[ConversationEvent], results: list[ConversationEvent]) -> Conversation:
-    # Mirrors tauguard.replay.replay_events, taking the tool results from a previous replay.
-    conv = Conversation()
-    pending = iter(results)
-    last_user_result: dict[str, str] = {}
-    for event in events:
-        if event.kind == "tool_result":
-            continue
-        if event.kind in ("agent_tool_call", "user_tool_call") and event.tool_call is not None:
-            conv.add(event)
-            result = next(pending).model_copy(update={"tool_call": event.tool_call})
-            conv.add(result)
-            last_user_result[event.tool_call.name] = result.content or ""
-            continue
-        if event.kind == "user_message" and event.content is None and event.tool_call is not None:
-            name = event.tool_call.name
-            conv.add(ConversationEvent(kind="user_message", content=texts.user_action_report(name, last_user_result.get(name, ""))))
-            continue
-        conv.add(event)
-    return conv
+        pending = iter(results)
+        conversation = assemble(prefix, lambda call: next(pending).model_copy(update={"tool_call": call}))
+        return conversation, list(failures)
 
 
 def gate_probe(
@@ -169,7 +148,8 @@ def gate_probe(
     observation hooks, gate on the agent-visible conversation), with memoized replays.
     """
     conversation, failures = (memo or ReplayMemo()).replay(probe.domain, task, probe.prefix)
-    session = strategy.new_session(_context(probe.domain, probe.task_id, options))
+    after: str | None = None
+    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
     if session is None:
         predicted, verdict, rule_id, reason = "allow", None, None, ""
     else:
@@ -177,6 +157,8 @@ def gate_probe(
         decision = session.before_write(probe.call, agent_view(conversation))
         predicted = VERDICT_LABEL[decision.verdict]
         verdict, rule_id, reason = decision.verdict.value, decision.rule_id, decision.reason
+        if decision.verdict == Verdict.VERIFY and decision.required_reads:
+            after = _after_reads(strategy, probe, task, options, decision)
     expected = probe.prefix_errors or []
     return ProbeOutcome(
         probe_id=probe.id or f"{probe.domain}/{probe.task_id}/{probe.call.name}",
@@ -191,7 +173,37 @@ def gate_probe(
         fault_class=probe.fault_class,
         reproduced=failures == expected,
         replay_errors=failures,
+        predicted_after_reads=after,
     )
+
+
+MAX_READ_ROUNDS = 2
+
+
+def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: Any) -> str:
+    """Gate again after performing the reads the VERIFY names (arguments an agent would
+    supply come from the task database, as the sim agent's do)."""
+    from tauguard.replay import execute
+    from tauguard.sim.oracle import dedupe, reads_for
+
+    replay = replay_events(probe.domain, task, probe.prefix)
+    env, conversation = replay.environment, replay.conversation
+    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
+    feed_session(session, conversation)
+    for round_ in range(MAX_READ_ROUNDS):
+        reads = dedupe([r for q in decision.required_reads for r in reads_for(probe.domain, env.tools.db, probe.call, q)])
+        if not reads:
+            break
+        for i, read in enumerate(reads):
+            call = read.model_copy(update={"id": f"probe-read-{round_}-{i}"})
+            conversation.add(ConversationEvent(kind="agent_tool_call", tool_call=call))
+            result = execute(env, call)
+            conversation.add(result)
+            session.after_tool(result, agent_view(conversation))
+        decision = session.before_write(probe.call, agent_view(conversation))
+        if decision.verdict != Verdict.VERIFY or not decision.required_reads:
+            break
+    return VERDICT_LABEL[decision.verdict]
 
 
 def _ratio(num: int, den: int) -> float:
@@ -238,6 +250,12 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
         replay_failures=sum(not o.reproduced for o in outcomes),
         by_domain={d: dict(c) for d, c in sorted(by_domain.items())},
         by_fault_class=dict(sorted(by_class.items())),
+        refuse_recall_after_reads=_ratio(
+            sum(o.final == "refuse" for o in outcomes if o.label == "refuse"), per_class["refuse"].support
+        ) if per_class["refuse"].support else None,
+        false_block_rate_after_reads=_ratio(
+            sum(o.final != "allow" for o in outcomes if o.label == "allow"), allow_n
+        ) if allow_n else None,
         outcomes=outcomes,
     )
 

@@ -83,6 +83,8 @@ def render_report(report: ProbeReport, fmt: Format) -> str:
         ("accuracy", _pct(report.accuracy)),
         ("false-block rate (allow probes given verify/refuse)", _pct(report.false_block_rate)),
         ("probes whose prefix did not reproduce", str(report.replay_failures)),
+        ("after the reads a VERIFY asks for: refuse recall", _pct(report.refuse_recall_after_reads)),
+        ("after the reads a VERIFY asks for: false-block rate", _pct(report.false_block_rate_after_reads)),
     ]
     lines += [f"- {k}: {v}" if md else f"{k}: {v}" for k, v in summary]
     return "\n".join(lines)

@@ -33,8 +33,15 @@ def _airline(db: Any, write: ToolCallView, tool: str) -> list[ToolCallView]:
         destination = res.destination if res is not None else args.get("destination")
         if not origin or not destination:
             return []
-        dates = sorted({str(f.get("date")) for f in args.get("flights", []) if isinstance(f, dict)})
+        flights = [f for f in args.get("flights", []) if isinstance(f, dict)]
+        dates = sorted({str(f.get("date")) for f in flights})
         legs = [(origin, destination), (destination, origin)]
+        # An agent searches the route it is about to book, even a wrong one: add the legs of
+        # the flights named in the call (from the schedule).
+        for f in flights:
+            known = db.flights.get(str(f.get("flight_number")))
+            if known is not None and (known.origin, known.destination) not in legs:
+                legs.append((known.origin, known.destination))
         # A new itinerary may be direct or one-stop: search both, as an agent would.
         return [
             _call(name, origin=o, destination=d, date=day)

@@ -96,9 +96,20 @@ def _flights_changed(ctx: GateContext, res: Reservation) -> bool:
 @predicate(D, "airline.reservation_owner", *RES_TOOLS)
 def reservation_owner(ctx: GateContext) -> Finding | None:
     """The reservation belongs to the identified user."""
+    rid = str(ctx.arg("reservation_id"))
+    ident = _identified(ctx)
+    if ident is not None and ctx.peek("reservations", rid).state == "missing":
+        listed = ctx.peek("users", ident, "reservations")
+        if listed.fresh and rid not in listed.value:
+            # The identified user's own reservation list (get_user_details) settles it
+            # without reading the other user's reservation.
+            return Finding(
+                verdict=Verdict.BLOCK,
+                detail=f"reservation {rid} is not among the reservations of the identified user {ident}",
+                remediation="act only on the identified user's own reservations; deny the request for another user's reservation",
+            )
     res = _reservation(ctx)
     owner = ctx.need("reservations", res.reservation_id, "user_id")
-    ident = _identified(ctx)
     if ident is None:
         return ctx.verify(
             f"no user is identified yet (reservation {res.reservation_id} belongs to {owner})",
@@ -288,7 +299,9 @@ def _allowance(ctx: GateContext, uid: str, cabin: str, passengers: int) -> Findi
     total, nonfree = int(ctx.arg("total_baggages")), int(ctx.arg("nonfree_baggages"))
     required = max(0, total - free * passengers)
     ctx.note("free_bags", free * passengers)
-    if nonfree < required:
+    # The policy fixes the count: bags beyond the allowance are non-free, the others free
+    # (charging for a free bag breaks it as much as not charging for a non-free one).
+    if nonfree != required:
         revised = dict(ctx.call.arguments, nonfree_baggages=required)
         return Finding(verdict=Verdict.REVISE,
                        detail=f"{total} bags with {free * passengers} free ({membership}, {cabin}, {passengers} passenger(s)) leaves {required} non-free, not {nonfree}",
