@@ -104,7 +104,7 @@ def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], pr
 
 
 def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[UnitSpec]:
-    """All (task, trial) units of a run, trial-major so early results span all tasks."""
+    """All (task, trial) units of a run."""
     out = []
     for trial in range(manifest.trials):
         for domain, ids in manifest.task_ids.items():
@@ -151,35 +151,44 @@ class Progress:
 def execute(
     pending: list[UnitSpec], workers: int, backend: str
 ) -> Iterator[dict[str, Any]]:
-    """Run units in parallel through joblib, yielding records as they finish."""
+    """Run units in parallel through joblib, yielding records as they finish.
+
+    Units are grouped by task: one job runs a task's pending trials, so the worker's
+    per-task caches (gold-side hashes, the sim's plan) serve every trial of it.
+    """
     from joblib import Parallel, delayed
 
-    from tauguard.worker import run_unit
+    from tauguard.worker import run_units
 
     if not pending:
         return iter(())
+    groups: dict[tuple[str, str], list[UnitSpec]] = {}
+    for unit in pending:
+        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
+    jobs = list(groups.values())
     if workers == 1:
-        return (run_unit(u) for u in pending)
+        return (rec for job in jobs for rec in run_units(job))
     for return_as in ("generator_unordered", "generator"):
         try:
             parallel = Parallel(n_jobs=workers, backend=backend, return_as=return_as, batch_size=1)
         except ValueError:
             continue  # this backend cannot stream results this way
-        return parallel(delayed(run_unit)(u) for u in pending)
-    return _chunked(pending, workers, backend)
+        return (rec for batch in parallel(delayed(run_units)(job) for job in jobs) for rec in batch)
+    return _chunked(jobs, workers, backend)
 
 
-def _chunked(pending: list[UnitSpec], workers: int, backend: str) -> Iterator[dict[str, Any]]:
+def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator[dict[str, Any]]:
     # Backends that only return lists (multiprocessing): small chunks keep records flowing
     # to disk instead of all arriving at the end.
     from joblib import Parallel, delayed
 
-    from tauguard.worker import run_unit
+    from tauguard.worker import run_units
 
     size = max(workers * 2, 1)
     with Parallel(n_jobs=workers, backend=backend) as parallel:
-        for i in range(0, len(pending), size):
-            yield from parallel(delayed(run_unit)(u) for u in pending[i : i + size])
+        for i in range(0, len(jobs), size):
+            for batch in parallel(delayed(run_units)(job) for job in jobs[i : i + size]):
+                yield from batch
 
 
 def known_backends() -> list[str]:

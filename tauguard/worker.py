@@ -70,7 +70,7 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[An
         from tauguard.sim.compliance import sim_plan
 
         profile = FaultProfile.model_validate(spec.fault_profile)
-        gold = sim_plan(spec.domain, task)
+        gold = sim_plan(spec.domain, task, pristine=env if task.initial_state is None else None)
         faults = draw_trial_faults(profile, spec.domain, task.id, spec.trial, spec.seed, gold)
         plan = apply_plan_faults(spec.domain, task.id, gold, faults)
         agent = SimAgent(spec.domain, task, gold, plan, faults, env, profile.uptake, spec.seed, spec.trial)
@@ -154,3 +154,9 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         tb = traceback.format_exc(limit=8)
         record = TrialRecord(**base, error=f"{type(exc).__name__}: {exc}\n{tb}", duration_s=time.perf_counter() - start)
     return record.model_dump(mode="json")
+
+
+def run_units(specs: list[UnitSpec]) -> list[dict[str, Any]]:
+    """Run several units in this worker (the trials of one task: its cached gold-side state
+    and plan are reused)."""
+    return [run_unit(spec) for spec in specs]

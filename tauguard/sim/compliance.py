@@ -96,21 +96,25 @@ def _read_step(call: ToolCallView, n: int) -> Step:
 _CACHE: dict[tuple[str, str], list[Step]] = {}
 
 
-def sim_plan(domain: str, task: t2.Task) -> list[Step]:
-    """The gold plan with the compliance reads inserted (cached per process)."""
+def sim_plan(domain: str, task: t2.Task, pristine: t2.Environment | None = None) -> list[Step]:
+    """The gold plan with the compliance reads inserted (cached per process).
+
+    ``pristine``: an environment already in the task's initial state, to read identities
+    from instead of building one (it is only read).
+    """
     key = (domain, task.id)
     if key not in _CACHE:
-        _CACHE[key] = _build(domain, task)
+        _CACHE[key] = _build(domain, task, pristine)
     return [s.model_copy(deep=True) for s in _CACHE[key]]
 
 
-def _build(domain: str, task: t2.Task) -> list[Step]:
+def _build(domain: str, task: t2.Task, pristine: t2.Environment | None) -> list[Step]:
     plan = gold_plan(domain, task)
     writes = [s for s in plan if s.is_write and s.call is not None]
     if not writes or domain not in load_lookups():
         return plan
     spec = load_lookups()[domain]
-    db = t2.task_environment(domain, task).tools.db
+    db = (pristine if pristine is not None else t2.task_environment(domain, task)).tools.db
     out: list[Step] = []
     seen: set[tuple[str, tuple]] = set()  # reads done since the last write
     identified = False
