@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from tauguard.compare import compare_runs
-from tauguard.records import Manifest, TrialRecord
-from tauguard.store import RecordWriter, load_run, write_manifest
+from tauguard.store import load_run
+from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 DOMAINS = {"airline": 50, "retail": 114, "telecom": 114}
 TRIALS = 4
@@ -33,52 +33,14 @@ RESAMPLES = 10_000
 def build_run(root: Path, name: str, p_pass: float, seed: int) -> Path:
     """Write a synthetic sim run with Bernoulli(p_pass) trial outcomes."""
     rng = random.Random(seed)
-    run_dir = root / name
-    write_manifest(
-        run_dir,
-        Manifest(
-            run_id=name,
-            status="completed",
-            created_at="2026-01-01T00:00:00Z",
-            updated_at="2026-01-01T00:00:00Z",
-            simulated=True,
-            strategy=name,
-            domains=list(DOMAINS),
-            split="base",
-            task_ids={d: [str(i) for i in range(n)] for d, n in DOMAINS.items()},
-            trials=TRIALS,
-            agent_llm="sim",
-            user_llm="sim",
-            seed=seed,
-            max_steps=100,
-        ),
-    )
-    writer = RecordWriter(run_dir)
-    try:
-        for dom, count in DOMAINS.items():
-            for i in range(count):
-                # Task difficulty varies, so pass^k spreads out as in real runs.
-                p = min(1.0, max(0.0, p_pass + rng.uniform(-0.3, 0.3)))
-                for trial in range(TRIALS):
-                    ok = rng.random() < p
-                    writer.write(
-                        TrialRecord(
-                            run_id=name,
-                            domain=dom,
-                            task_id=str(i),
-                            trial=trial,
-                            seed=trial,
-                            strategy=name,
-                            simulated=True,
-                            policy_violation_task=i % 5 == 0,
-                            reward=1.0 if ok else 0.0,
-                            success=ok,
-                            duration_s=1.0,
-                        )
-                    )
-    finally:
-        writer.close()
-    return run_dir
+    tasks = []
+    for dom, count in DOMAINS.items():
+        for i in range(count):
+            # Task difficulty varies, so pass^k spreads out as in real runs.
+            p = min(1.0, max(0.0, p_pass + rng.uniform(-0.3, 0.3)))
+            outcomes = [rng.random() < p for _ in range(TRIALS)]
+            tasks.append(TaskSpec(domain=dom, task_id=str(i), outcomes=outcomes, policy_violation=i % 5 == 0))
+    return write_run(root, name, tasks, strategy=name, trials=TRIALS)
 
 
 def _time(fn, repeat: int) -> list[float]:  # noqa: ANN001 - any callable

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from synthetic_runs import TaskSpec, random_tasks, write_run
+from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app

@@ -6,7 +6,7 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from synthetic_runs import TaskSpec, write_run
+from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 from tauguard.metrics import (
     TaskOutcome,

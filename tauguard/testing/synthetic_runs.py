@@ -1,4 +1,4 @@
-"""Build run directories from hand-written or random trial outcomes, for tests.
+"""Build run directories from hand-written or random trial outcomes (tests, benchmarks).
 
 A trial outcome is ``True`` (pass), ``False`` (fail) or ``"error"`` (infrastructure error).
 An attack outcome is ``True`` / ``False`` (judged), ``None`` (attacked, outcome unknown) or
