@@ -104,6 +104,10 @@ class _Display:
         if self._progress is not None:
             self._progress.update(self._task, completed=progress.done, stats=stats)
             return
+        # Plain mode is for logs: about 50 lines per run, plus every failure and error.
+        every = max(1, progress.total // 50)
+        if record.success and progress.done % every and progress.done != progress.total:
+            return
         import time
 
         elapsed = time.perf_counter() - progress.started

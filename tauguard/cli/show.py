@@ -48,7 +48,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
         rows.append(row)
     lines.append("")
     lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), k = 1..{k}")
-    lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt))
+    lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))
     lines.append(f"guard decisions on WRITE calls: {verdicts}; gave up after retries: {s.guard_retry_exhausted}")
@@ -62,7 +62,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
     lines.append(
         tabulate(
             [{"role": c.role, "cost $": _fmt(c.cost, 4), "prompt tok": c.prompt_tokens, "completion tok": c.completion_tokens, "messages/calls": c.calls} for c in s.costs],
-            headers="keys", tablefmt=tablefmt,
+            headers="keys", tablefmt=tablefmt, disable_numparse=True,
         )
     )
     if s.infra_errors:

@@ -72,12 +72,12 @@ def render_report(report: ProbeReport, fmt: Format) -> str:
         }
         for lab, s in report.per_class.items()
     ]
-    lines += [tabulate(scores, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    lines += [tabulate(scores, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
     by_class = [
         {"fault class": k, "probes": int(v["n"]), "correct": int(v["correct"]), "rate": _pct(v["rate"])}
         for k, v in report.by_fault_class.items()
     ]
-    lines += [tabulate(by_class, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    lines += [tabulate(by_class, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
     summary = [
         ("macro-F1", _pct(report.macro_f1)),
         ("accuracy", _pct(report.accuracy)),
