@@ -72,3 +72,32 @@ def test_guard_context_reaches_the_llm_prompt(tmp_path: Path):
     assert any("status=pending" in s for s in systems[0])
     assert any("status=cancelled" in s for s in systems[1]) and not any("status=pending" in s for s in systems[1])
     assert all(sum(GUARD_CONTEXT_HEADER in s for s in sys_) == 1 for sys_ in systems)
+
+
+def test_ledger_is_rendered_into_the_llm_agent_prompt_through_the_wrapper():
+    """The guard wrapper gives the ledger's render_context to tau2's LLMAgent before each call."""
+    from tauguard import tau2compat as t2
+    from tauguard.agents.guarded import GuardedAgent
+    from tauguard.agents.llm import GUARD_CONTEXT_HEADER, GuardContextLLMAgent
+    from tauguard.registry import create_strategy
+    from tauguard.replay import session_context
+
+    script = [
+        {"tool_calls": [{"name": "get_reservation_details", "arguments": {"reservation_id": "SI5UKW"}}]},
+        {"content": "I see your reservation."},
+    ]
+    with ScriptedLLMServer(script) as server:
+        env = t2.make_environment("airline")
+        inner = GuardContextLLMAgent(tools=env.get_tools(), domain_policy="POLICY", llm="openai/x",
+                                     llm_args={"api_base": server.api_base, "api_key": "sk-test"})
+        session = create_strategy("ledger").new_session(session_context("airline", "28"))
+        agent = GuardedAgent(inner, session, t2.tool_types("airline")[0])
+        state = agent.get_init_state([])
+        out, state = agent.generate_next_message(t2.UserMessage(role="user", content="Cancel SI5UKW please."), state)
+        result = env.get_response(out.tool_calls[0])
+        agent.generate_next_message(result, state)
+        first, second = server.requests
+    def guard_context(request: dict) -> str:
+        return "".join(m["content"] for m in request["messages"] if m["role"] == "system" and GUARD_CONTEXT_HEADER in m["content"])
+    assert "SI5UKW" not in guard_context(first)  # nothing read yet
+    assert "SI5UKW" in guard_context(second) and "basic_economy" in guard_context(second)
