@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 
-from strategies.action_guard.gold_sweep import (
+from tauguard_strategies.action_guard.gold_sweep import (
     GoldGate,
     failed_item_counts,
     sweep,

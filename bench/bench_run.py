@@ -31,7 +31,7 @@ def plain_tau2_unit(task_id: str, trial: int) -> float:
     from tauguard import tau2compat as t2
     from tauguard.agents.guarded import GuardedAgent
     from tauguard.sim.agent import SimAgent
-    from tauguard.sim.compliance import sim_plan
+    from tauguard.sim.clean_plan import sim_plan
     from tauguard.sim.user import SimUser
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == task_id)

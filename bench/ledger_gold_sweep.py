@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from strategies.ledger import sweep
+from tauguard_strategies.ledger import sweep
 from tauguard.tau2compat import DOMAINS
 
 

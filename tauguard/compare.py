@@ -32,7 +32,7 @@ from tauguard.metrics import (
 from tauguard.stats import holm, mcnemar, paired_bootstrap_ci, sign_flip_test
 from tauguard.store import Run
 
-Verdict = Literal["better", "worse", "no detectable difference"]
+Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]
 
 SIMULATION_NOTE = (
@@ -153,10 +153,10 @@ class KComparison(BaseModel):
     improved: int  # tasks whose per-task metric went up
     regressed: int
     unchanged: int
-    verdict: Verdict
+    verdict: Conclusion
 
 
-def verdict_from(low: float, high: float, p: float, alpha: float) -> Verdict:
+def verdict_from(low: float, high: float, p: float, alpha: float) -> Conclusion:
     """ "better"/"worse" only when the CI excludes 0 and the permutation test agrees (p < alpha).
 
     With few discordant tasks the percentile bootstrap can exclude 0 while the exact

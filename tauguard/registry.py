@@ -22,13 +22,13 @@ ENTRY_POINT_GROUP = "tauguard.strategies"
 # name -> (import path, one-line description). Descriptions are repeated here so that
 # `tauguard strategies` need not import every strategy module.
 BUILTINS: dict[str, tuple[str, str]] = {
-    "react": ("strategies.react:ReactStrategy", "No guard: the inner agent acts alone (baseline)."),
+    "react": ("tauguard_strategies.react:ReactStrategy", "No guard: the inner agent acts alone (baseline)."),
     "refuse-writes": (
-        "strategies.refuse_writes:RefuseWritesStrategy",
+        "tauguard_strategies.refuse_writes:RefuseWritesStrategy",
         "Blocks every WRITE call: the floor any guard must beat on mutation tasks.",
     ),
-    "action-guard": ("strategies.action_guard:ActionGuardStrategy", "PolicyGuard/ToolGuard style: per-tool checklist verified before each WRITE (LLM verifier with --guard-llm, else compiled checks)."),
-    "ledger": ("strategies.ledger:LedgerStrategy", "LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call)."),
+    "action-guard": ("tauguard_strategies.action_guard:ActionGuardStrategy", "PolicyGuard/ToolGuard style: per-tool checklist verified before each WRITE (LLM verifier with --guard-llm, else compiled checks)."),
+    "ledger": ("tauguard_strategies.ledger:LedgerStrategy", "LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call)."),
     "block-tool": (
         "tauguard.testing.block_tool:BlockToolStrategy",
         "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract.",

@@ -30,7 +30,7 @@ def opening_message(task: t2.Task) -> str:
     return texts.opening(instr.reason_for_call, instr.known_info)
 
 
-def execute(env: t2.Environment, call: ToolCallView) -> ConversationEvent:
+def call_tool(env: t2.Environment, call: ToolCallView) -> ConversationEvent:
     """Run one call in ``env`` and return its tool_result event."""
     msg = env.get_response(
         t2.ToolCall(id=call.id, name=call.name, arguments=call.arguments, requestor=call.requestor)
@@ -86,7 +86,7 @@ def replay_events(domain: str, task: t2.Task, events: list[ConversationEvent]) -
     failures: list[str] = []
 
     def run(call: ToolCallView) -> ConversationEvent:
-        result = execute(env, call)
+        result = call_tool(env, call)
         if result.error:
             failures.append(f"{call.name}: {result.content}")
         return result

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from tabulate import tabulate
 
 from tauguard.compare import CompareReport, Comparison, RunRef
-from tauguard.gate import GateReport
+from tauguard.check import GateReport
 
 TextFormat = Literal["table", "markdown"]
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from strategies.action_guard.checklist import (
+from tauguard_strategies.action_guard.schema import (
     Checklist,
     checklist_files,
     domain_checklists,
     load_checklist,
 )
-from strategies.action_guard.checks import CHECKS
+from tauguard_strategies.action_guard.checks import CHECKS
 from tauguard import tau2compat as t2
 
 FILES = checklist_files()

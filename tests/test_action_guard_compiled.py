@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from strategies.action_guard import ActionGuardStrategy
-from strategies.action_guard.builder import ConversationBuilder
-from strategies.action_guard.checks import CHECKS
-from strategies.action_guard.session import ActionGuardSession
+from tauguard_strategies.action_guard import ActionGuardStrategy
+from tauguard_strategies.action_guard.builder import ConversationBuilder
+from tauguard_strategies.action_guard.checks import CHECKS
+from tauguard_strategies.action_guard.session import ActionGuardSession
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, SessionContext, Verdict
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.action_guard.builder import ConversationBuilder
-from strategies.action_guard.checklist import domain_checklists
-from strategies.action_guard.dialogue import (
+from tauguard_strategies.action_guard.builder import ConversationBuilder
+from tauguard_strategies.action_guard.schema import domain_checklists
+from tauguard_strategies.action_guard.dialogue import (
     find_confirmation,
     is_affirmative,
     is_negative,
     states_action,
 )
-from strategies.action_guard.evidence import Evidence
+from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard.conversation import ToolCallView
 
 CANCEL = ToolCallView(id="w", name="cancel_pending_order", arguments={"order_id": "#W5199551", "reason": "no longer needed"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.action_guard.gold_sweep import GoldGate, sweep, verdict_counts
+from tauguard_strategies.action_guard.gold_sweep import GoldGate, sweep, verdict_counts
 from tauguard import tau2compat as t2
 from tauguard.guard import Verdict
 

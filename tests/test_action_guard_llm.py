@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from strategies.action_guard import ActionGuardStrategy
-from strategies.action_guard.builder import ConversationBuilder
-from strategies.action_guard.checklist import domain_checklists
-from strategies.action_guard.llm_verifier import parse_verdict
+from tauguard_strategies.action_guard import ActionGuardStrategy
+from tauguard_strategies.action_guard.builder import ConversationBuilder
+from tauguard_strategies.action_guard.schema import domain_checklists
+from tauguard_strategies.action_guard.llm_verifier import parse_verdict
 from tauguard.conversation import ToolCallView
 from tauguard.guard import GuardDecision, SessionContext, Verdict
 from tauguard.testing.llm_server import ScriptedLLMServer

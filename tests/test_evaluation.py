@@ -10,7 +10,7 @@ from tauguard.evaluation import CachedEvaluator
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
 from tauguard.sim.agent import SimAgent
-from tauguard.sim.compliance import sim_plan
+from tauguard.sim.clean_plan import sim_plan
 from tauguard.sim.user import SimUser
 
 PROFILES = {

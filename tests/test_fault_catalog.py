@@ -131,7 +131,7 @@ def _write_states(domain: str, task):
     """(prefix events, gold call, write index, environment just before it) for each gold
     WRITE, walking the gold conversation once: generators only read the environment."""
     from tauguard import tau2compat as t2
-    from tauguard.replay import execute, fresh_environment, plan_events
+    from tauguard.replay import call_tool, fresh_environment, plan_events
     from tauguard.sim.plan import gold_plan
 
     agent, _ = t2.tool_types(domain)
@@ -147,7 +147,7 @@ def _write_states(domain: str, task):
         if event.kind == "agent_tool_call" and agent.get(call.name) == "WRITE":
             yield events[:pos], call, index, env
             index += 1
-        execute(env, call)
+        call_tool(env, call)
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -156,7 +156,7 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
     environment just before that write without a malformed-argument error (airline and
     retail: the first MAX_CHECKS_PER_FAULT calls of each generator; telecom: all)."""
     from tauguard import tau2compat as t2
-    from tauguard.replay import execute, replay_events
+    from tauguard.replay import call_tool, replay_events
 
     call_faults = [s for s in sorted(load_catalog(), key=lambda f: f.id) if s.kind == "call" and s.domain == domain]
     cap = None if domain == "telecom" else MAX_CHECKS_PER_FAULT
@@ -172,7 +172,7 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
                     continue
                 applied[spec.id] += 1
                 fresh = replay_events(domain, task, prefix).environment
-                why = _check_call(domain, spec, gold, faulty, execute(fresh, faulty))
+                why = _check_call(domain, spec, gold, faulty, call_tool(fresh, faulty))
                 if why:
                     problems.append(f"{spec.id} on {domain} task {task.id} write {index}: {why}")
         if cap is not None and all(applied[s.id] >= cap for s in call_faults):
@@ -220,7 +220,7 @@ def test_each_temptation_executes_where_the_sim_makes_it(domain: str) -> None:
     """The forbidden call runs after the gold reads (where the sim inserts it) without a
     malformed-argument error; where tau2 enforces the clause, the error is that policy error."""
     from tauguard import tau2compat as t2
-    from tauguard.replay import decision_points, execute, replay_events
+    from tauguard.replay import decision_points, call_tool, replay_events
     from tauguard.sim.plan import gold_plan
 
     tasks = {t.id: t for t in t2.load_tasks(domain, "base")}
@@ -231,7 +231,7 @@ def test_each_temptation_executes_where_the_sim_makes_it(domain: str) -> None:
         plan = apply_plan_faults(domain, task_id, gold_plan(domain, task), [fault])
         point = next(dp for dp in decision_points(domain, task, plan) if dp.call.id == f"temptation-{task_id}")
         assert not any(e.tool_call and e.tool_call.name == "transfer_to_human_agents" for e in point.prefix), task_id
-        result = execute(replay_events(domain, task, point.prefix).environment, point.call)
+        result = call_tool(replay_events(domain, task, point.prefix).environment, point.call)
         content = result.content or ""
         if t.tool_error:
             if not result.error or t.tool_error not in content:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import make_unit
 from tauguard.faults.model import FaultProfile
 from tauguard.records import TrialRecord
-from tauguard.worker import run_unit
+from tauguard.execution.simulate import run_unit
 
 
 def _cancel_task(tau2):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from strategies.ledger import clauses
-from strategies.ledger.predicates import all_predicates
+from tauguard_strategies.ledger import clauses
+from tauguard_strategies.ledger.predicates import all_predicates
 from tauguard import tau2compat as t2
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "ledger.md"

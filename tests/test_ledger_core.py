@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from strategies.ledger import LedgerSession, LedgerStrategy
-from strategies.ledger.parse import parse_content
+from tauguard_strategies.ledger import LedgerSession, LedgerStrategy
+from tauguard_strategies.ledger.parse import parse_content
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import SessionContext, Verdict
 from tauguard.registry import create_strategy
-from tauguard.replay import execute
+from tauguard.replay import call_tool
 
 CONV = Conversation()
 
@@ -27,7 +27,7 @@ def _session(domain: str = "airline") -> LedgerSession:
 
 
 def _read(session: LedgerSession, env: t2.Environment, name: str, **args: object) -> ConversationEvent:
-    result = execute(env, ToolCallView(id=name, name=name, arguments=dict(args)))
+    result = call_tool(env, ToolCallView(id=name, name=name, arguments=dict(args)))
     session.after_tool(result, CONV)
     return result
 
@@ -64,7 +64,7 @@ def test_failed_user_side_and_write_results_add_no_state(airline_env: t2.Environ
     s = _session()
     failed = _read(s, airline_env, "get_reservation_details", reservation_id="NOPE")
     assert failed.error
-    user = json.loads(execute(airline_env, ToolCallView(name="get_user_details", arguments={"user_id": "amelia_rossi_1297"})).content or "")
+    user = json.loads(call_tool(airline_env, ToolCallView(name="get_user_details", arguments={"user_id": "amelia_rossi_1297"})).content or "")
     s.after_tool(_ok("get_user_details", user, requestor="user", user_id="amelia_rossi_1297"), CONV)
     s.after_tool(_ok("get_user_details", user, error=True, user_id="amelia_rossi_1297"), CONV)
     # A write's return is never absorbed, even when it carries a full entity.

@@ -1,6 +1,6 @@
 """Acceptance: no false blocks on gold writes (every base task of the three domains).
 
-One replay per task gates each gold WRITE in order (``strategies.ledger.sweep``), in two
+One replay per task gates each gold WRITE in order (``tauguard_strategies.ledger.sweep``), in two
 modes: ``gold`` (exactly the gold plan) and ``compliant`` (also performing the reads the gate
 asks for). bench/ledger_gold_sweep.py prints the same figures.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.ledger import LedgerSession, sweep
+from tauguard_strategies.ledger import LedgerSession, sweep
 from tauguard import tau2compat as t2
 from tauguard.guard import Verdict
 from tauguard.replay import decision_points, gate_after_prefix

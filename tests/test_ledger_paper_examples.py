@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.ledger import LedgerSession
+from tauguard_strategies.ledger import LedgerSession
 from tauguard import tau2compat as t2
 from tauguard.conversation import ConversationEvent, ToolCallView
 from tauguard.guard import Verdict

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from strategies.ledger import LedgerSession
+from tauguard_strategies.ledger import LedgerSession
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GuardDecision, Verdict
-from tauguard.replay import execute, fresh_environment
+from tauguard.replay import call_tool, fresh_environment
 
 CONV = Conversation()
 
@@ -31,7 +31,7 @@ def _session(domain: str) -> LedgerSession:
 
 def _reads(session: LedgerSession, env: t2.Environment, *calls: tuple[str, dict[str, Any]]) -> None:
     for name, args in calls:
-        result = execute(env, ToolCallView(id=name, name=name, arguments=args))
+        result = call_tool(env, ToolCallView(id=name, name=name, arguments=args))
         assert not result.error, result.content
         session.after_tool(result, CONV)
 
@@ -114,7 +114,7 @@ def test_airline_basic_economy_keeps_its_flights(airline: t2.Environment) -> Non
 def test_airline_route_change_and_certificate_payment(airline: t2.Environment) -> None:
     s = _session("airline")
     _reads(s, airline, _user("amelia_nguyen_7778"), _res("3I818F"))  # JFK-ATL round trip, economy
-    search = execute(airline, ToolCallView(name="search_direct_flight", arguments={"origin": "JFK", "destination": "ORD", "date": "2024-05-16"}))
+    search = call_tool(airline, ToolCallView(name="search_direct_flight", arguments={"origin": "JFK", "destination": "ORD", "date": "2024-05-16"}))
     assert not search.error
     s.after_tool(search, CONV)
     elsewhere = next(f for f in s.ledger.flights.values() if f.destination == "ORD")
@@ -277,7 +277,7 @@ def test_telecom_overdue_bill_flow() -> None:
     # The payment: the request (agent write) then the user's payment on the device.
     for call in (ToolCallView(id="p", name="send_payment_request", arguments={"customer_id": "C1001", "bill_id": "B1234321"}),
                  ToolCallView(id="m", name="make_payment", arguments={}, requestor="user")):
-        result = execute(env, call)
+        result = call_tool(env, call)
         assert not result.error, result.content
         s.after_tool(result, CONV)  # the user-side result is ignored, as the wrapper never sends it
     _assert(_gate(s, "resume_line", customer_id="C1001", line_id="L1002"), Verdict.VERIFY, "telecom.resume_after_payment")
@@ -290,7 +290,7 @@ def test_telecom_ended_contract_blocks_resume() -> None:
     env = fresh_environment("telecom", task)
     for call in (ToolCallView(id="p", name="send_payment_request", arguments={"customer_id": "C1001", "bill_id": "B1234321"}),
                  ToolCallView(id="m", name="make_payment", arguments={}, requestor="user")):
-        assert not execute(env, call).error
+        assert not call_tool(env, call).error
     s = _session("telecom")
     _reads(s, env, ("get_customer_by_id", {"customer_id": "C1001"}), ("get_bills_for_customer", {"customer_id": "C1001"}),
            ("get_details_by_id", {"id": "L1002"}))

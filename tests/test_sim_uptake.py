@@ -11,7 +11,7 @@ from tauguard.faults.model import FaultProfile
 from tauguard.guard import GuardDecision, GuardSession, Verdict
 from tauguard.sim import texts
 from tauguard.sim.agent import SimAgent
-from tauguard.sim.compliance import sim_plan
+from tauguard.sim.clean_plan import sim_plan
 from tauguard.sim.plan import targets
 from tauguard.sim.user import SimUser
 

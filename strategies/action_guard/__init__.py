@@ -5,15 +5,15 @@ Before each agent WRITE it verifies the call against its tool's checklist
 otherwise with deterministic checks over the conversation's tool results and messages.
 """
 
-from strategies.action_guard.checklist import (
+from tauguard_strategies.action_guard.schema import (
     Checklist,
     ChecklistItem,
     domain_checklists,
     load_checklist,
 )
-from strategies.action_guard.options import ActionGuardOptions
-from strategies.action_guard.session import ActionGuardSession
-from strategies.action_guard.strategy import ActionGuardStrategy
+from tauguard_strategies.action_guard.options import ActionGuardOptions
+from tauguard_strategies.action_guard.session import ActionGuardSession
+from tauguard_strategies.action_guard.strategy import ActionGuardStrategy
 
 __all__ = [
     "ActionGuardOptions",

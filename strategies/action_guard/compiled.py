@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 
-from strategies.action_guard.checklist import Checklist
-from strategies.action_guard.checks import CHECKS, CheckContext
-from strategies.action_guard.evidence import Evidence
-from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+from tauguard_strategies.action_guard.schema import Checklist
+from tauguard_strategies.action_guard.checks import CHECKS, CheckContext
+from tauguard_strategies.action_guard.evidence import Evidence
+from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from strategies.action_guard.checklist import StatementSpec
-from strategies.action_guard.evidence import Evidence, Turn
+from tauguard_strategies.action_guard.schema import StatementSpec
+from tauguard_strategies.action_guard.evidence import Evidence, Turn
 from tauguard.conversation import ToolCallView
 
 _AFFIRM = re.compile(

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from strategies.action_guard.strategy import ActionGuardStrategy
+from tauguard_strategies.action_guard.strategy import ActionGuardStrategy
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import Strategy, Verdict

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from strategies.action_guard.checklist import Checklist
-from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+from tauguard_strategies.action_guard.schema import Checklist
+from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardUsage
 

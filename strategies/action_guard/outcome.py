@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from strategies.action_guard.checklist import ItemKind
+from tauguard_strategies.action_guard.schema import ItemKind
 from tauguard.guard import GuardUsage
 
 ItemStatus = Literal["met", "missing", "violated", "unchecked"]

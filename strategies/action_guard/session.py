@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from strategies.action_guard.checklist import Checklist, domain_checklists
-from strategies.action_guard.compiled import is_skipped, verify_compiled
-from strategies.action_guard.llm_verifier import verify_llm
-from strategies.action_guard.options import ActionGuardOptions
-from strategies.action_guard.outcome import VerifierResult
-from strategies.action_guard.verdict import decide
+from tauguard_strategies.action_guard.schema import Checklist, domain_checklists
+from tauguard_strategies.action_guard.compiled import is_skipped, verify_compiled
+from tauguard_strategies.action_guard.llm_verifier import verify_llm
+from tauguard_strategies.action_guard.options import ActionGuardOptions
+from tauguard_strategies.action_guard.outcome import VerifierResult
+from tauguard_strategies.action_guard.verdict import decide
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardDecision, GuardSession, SessionContext, Verdict
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from strategies.action_guard.options import ActionGuardOptions
-from strategies.action_guard.session import ActionGuardSession
+from tauguard_strategies.action_guard.options import ActionGuardOptions
+from tauguard_strategies.action_guard.session import ActionGuardSession
 from tauguard.guard import GuardSession, SessionContext, Strategy
 
 

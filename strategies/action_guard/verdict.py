@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from strategies.action_guard.checklist import Checklist
-from strategies.action_guard.outcome import ItemOutcome, VerifierResult
+from tauguard_strategies.action_guard.schema import Checklist
+from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, ReadRequest, Verdict
 
 SEVERITY = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}

@@ -13,7 +13,7 @@ extra model call. Public API:
 
 from __future__ import annotations
 
-from strategies.ledger.session import LedgerSession
-from strategies.ledger.strategy import LedgerStrategy
+from tauguard_strategies.ledger.session import LedgerSession
+from tauguard_strategies.ledger.strategy import LedgerStrategy
 
 __all__ = ["LedgerSession", "LedgerStrategy"]

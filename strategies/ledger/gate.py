@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger import clauses
-from strategies.ledger.ledger import LedgerBase
-from strategies.ledger.predicates import Finding, GateContext, NeedFact, for_tool
-from strategies.ledger.readmap import DomainMap, ReadHint
+from tauguard_strategies.ledger import clauses
+from tauguard_strategies.ledger.ledger import LedgerBase
+from tauguard_strategies.ledger.predicates import Finding, GateContext, NeedFact, for_tool
+from tauguard_strategies.ledger.readmap import DomainMap, ReadHint
 from tauguard.conversation import ToolCallView
 from tauguard.guard import GuardDecision, ReadRequest, Verdict
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from strategies.ledger.ledger import LedgerBase
+from tauguard_strategies.ledger.ledger import LedgerBase
 
 HEADER = (
     "## Ledger: observed task state\n"

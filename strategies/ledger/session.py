@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from strategies.ledger import gate, render
-from strategies.ledger.ledger import LedgerBase
-from strategies.ledger.models import new_ledger
-from strategies.ledger.readmap import domain_map
-from strategies.ledger.update import absorb
+from tauguard_strategies.ledger import gate, render
+from tauguard_strategies.ledger.ledger import LedgerBase
+from tauguard_strategies.ledger.schemas import new_ledger
+from tauguard_strategies.ledger.readmap import domain_map
+from tauguard_strategies.ledger.update import absorb
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GuardDecision, GuardSession
 

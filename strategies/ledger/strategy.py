@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models import LEDGER_TYPES
-from strategies.ledger.session import LedgerSession
+from tauguard_strategies.ledger.schemas import LEDGER_TYPES
+from tauguard_strategies.ledger.session import LedgerSession
 from tauguard.guard import GuardSession, SessionContext, Strategy
 
 

@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from strategies.ledger.session import LedgerSession
+from tauguard_strategies.ledger.session import LedgerSession
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardDecision, Verdict
-from tauguard.replay import execute, fresh_environment, plan_events
+from tauguard.replay import call_tool, fresh_environment, plan_events
 from tauguard.sim.plan import gold_plan, observing_reads
 
 Mode = Literal["gold", "compliant"]
@@ -131,7 +131,7 @@ def _comply(session: LedgerSession, env: t2.Environment, call: ToolCallView, see
                 continue
             done.add(_key(read))
             read = read.model_copy(update={"id": f"oracle-{extra}"})
-            session.after_tool(execute(env, read), seen)
+            session.after_tool(call_tool(env, read), seen)
             extra += 1
         decision = session.before_write(call, seen)
     return decision, extra
@@ -157,7 +157,7 @@ def sweep_task(domain: str, task: t2.Task) -> list[GateRecord]:
     for event in plan_events(task, plan):
         call = event.tool_call
         if event.kind == "user_tool_call" and call is not None:
-            execute(env, call)  # device side: changes the environment, never seen by the guard
+            call_tool(env, call)  # device side: changes the environment, never seen by the guard
             continue
         if event.kind != "agent_tool_call" or call is None:
             continue
@@ -167,7 +167,7 @@ def sweep_task(domain: str, task: t2.Task) -> list[GateRecord]:
             decision, extra = _comply(compliant, env, call, seen)
             records.append(_record(domain, task.id, index, call, "compliant", decision, target, extra))
             index += 1
-        result = execute(env, call)
+        result = call_tool(env, call)
         if agent_types.get(call.name) == "WRITE" and result.error:
             records[-1].gold_write_failed = records[-2].gold_write_failed = True
         seen.add(event)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from strategies.ledger.ledger import LedgerBase, WriteRecord
-from strategies.ledger.parse import is_error_text, parse_content
-from strategies.ledger.readmap import DomainMap
+from tauguard_strategies.ledger.ledger import LedgerBase, WriteRecord
+from tauguard_strategies.ledger.parse import is_error_text, parse_content
+from tauguard_strategies.ledger.readmap import DomainMap
 from tauguard.conversation import ConversationEvent
 
 

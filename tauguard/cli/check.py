@@ -65,7 +65,7 @@ def check(
     Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error.
     """
     from tauguard.compare import CompareError, load_runs
-    from tauguard.gate import GateInputError, load_floors, run_gate
+    from tauguard.check import GateInputError, load_floors, run_gate
     from tauguard.reporting import render_gate_json, render_gate_junit, render_gate_text
     from tauguard.store import RunLoadError
 

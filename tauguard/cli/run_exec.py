@@ -10,7 +10,7 @@ import typer
 from tauguard.cli.common import fail
 from tauguard.config import ConfigError, RunConfig, resolve_config
 from tauguard.records import Manifest, TrialRecord
-from tauguard.runner import (
+from tauguard.execution.batch import (
     PlanError,
     Progress,
     default_run_id,

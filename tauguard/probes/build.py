@@ -1,6 +1,6 @@
 """Building probes from the gold plans, the fault catalog and the PV temptations.
 
-The plan is the live sim's fault-free plan (``tauguard.sim.compliance.sim_plan``: the gold
+The plan is the live sim's fault-free plan (``tauguard.sim.clean_plan.sim_plan``: the gold
 actions plus the reads a compliant agent makes). For every task of a split, at each gold WRITE:
 - the gold call after the gold prefix -> ``allow`` (unless tau2's tool rejects the gold call
   itself, a data quirk: retail 12, 13, 64, 105);
@@ -32,7 +32,7 @@ from tauguard.replay import (
     plan_events,
     replay_events,
 )
-from tauguard.sim.compliance import sim_plan
+from tauguard.sim.clean_plan import sim_plan
 from tauguard.sim.plan import Step
 
 ReplayKey = tuple[tuple[str, str, str], ...]

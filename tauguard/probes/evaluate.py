@@ -183,7 +183,7 @@ MAX_READ_ROUNDS = 2
 def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: Any) -> str:
     """Gate again after performing the reads the VERIFY names (arguments an agent would
     supply come from the task database, as the sim agent's do)."""
-    from tauguard.replay import execute
+    from tauguard.replay import call_tool
     from tauguard.sim.oracle import dedupe, reads_for
 
     replay = replay_events(probe.domain, task, probe.prefix)
@@ -197,7 +197,7 @@ def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, 
         for i, read in enumerate(reads):
             call = read.model_copy(update={"id": f"probe-read-{round_}-{i}"})
             conversation.add(ConversationEvent(kind="agent_tool_call", tool_call=call))
-            result = execute(env, call)
+            result = call_tool(env, call)
             conversation.add(result)
             session.after_tool(result, agent_view(conversation))
         decision = session.before_write(probe.call, agent_view(conversation))

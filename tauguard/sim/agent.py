@@ -19,7 +19,7 @@ from tauguard.faults.model import ScheduledFault
 from tauguard.guard import GuardDecision, Verdict
 from tauguard.records import InjectedFault
 from tauguard.sim import texts
-from tauguard.sim.compliance import confirmation_note
+from tauguard.sim.clean_plan import confirmation_note
 from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
 

@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from strategies.action_guard.checks.base import (
+from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
     check,
@@ -15,7 +15,7 @@ from strategies.action_guard.checks.base import (
     read,
     violated,
 )
-from strategies.action_guard.dialogue import (
+from tauguard_strategies.action_guard.dialogue import (
     COVERED_REASON_CUES,
     reason_stated,
     user_turn_matching,

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from strategies.action_guard.checklist import Checklist
-from strategies.action_guard.evidence import Evidence
+from tauguard_strategies.action_guard.schema import Checklist
+from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard.conversation import ToolCallView
 
 CheckStatus = Literal["met", "missing", "violated"]

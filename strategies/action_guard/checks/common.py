@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from strategies.action_guard.checks.base import (
+from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
     check,
@@ -12,7 +12,7 @@ from strategies.action_guard.checks.base import (
     missing,
     read,
 )
-from strategies.action_guard.dialogue import find_confirmation
+from tauguard_strategies.action_guard.dialogue import find_confirmation
 
 _PRICE = re.compile(r"(\$\s?\d|\d+(?:\.\d+)?\s?(?:usd|dollars?)\b|\b(?:price|cost|costs|charge|charged|fee)\b)", re.IGNORECASE)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from strategies.action_guard.checks.base import (
+from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
     check,
@@ -14,7 +14,7 @@ from strategies.action_guard.checks.base import (
     read,
     violated,
 )
-from strategies.action_guard.dialogue import find_confirmation, mentions_value
+from tauguard_strategies.action_guard.dialogue import find_confirmation, mentions_value
 
 _AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from strategies.ledger.predicates import airline, retail, telecom  # noqa: F401  (registration)
-from strategies.ledger.predicates.base import (
+from tauguard_strategies.ledger.predicates import airline, retail, telecom  # noqa: F401  (registration)
+from tauguard_strategies.ledger.predicates.base import (
     REGISTRY,
     Finding,
     GateContext,

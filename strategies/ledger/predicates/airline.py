@@ -5,16 +5,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from strategies.ledger.ledger import Fact
-from strategies.ledger.models.airline import (
+from tauguard_strategies.ledger.ledger import Fact
+from tauguard_strategies.ledger.schemas.airline import (
     NOW,
     TODAY,
     PaymentMethod,
     Reservation,
     ReservationFlight,
 )
-from strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
-from strategies.ledger.readmap import ReadHint
+from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
+from tauguard_strategies.ledger.readmap import ReadHint
 from tauguard.guard import Verdict
 
 D = "airline"

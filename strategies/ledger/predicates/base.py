@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from strategies.ledger.ledger import Fact
-from strategies.ledger.readmap import DomainMap, ReadHint
+from tauguard_strategies.ledger.ledger import Fact
+from tauguard_strategies.ledger.readmap import DomainMap, ReadHint
 from tauguard.conversation import ToolCallView
 from tauguard.guard import Verdict
 

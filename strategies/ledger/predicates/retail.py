@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from strategies.ledger.ledger import Fact
-from strategies.ledger.models.retail import Order, PaymentMethod, Product
-from strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
+from tauguard_strategies.ledger.ledger import Fact
+from tauguard_strategies.ledger.schemas.retail import Order, PaymentMethod, Product
+from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
 from tauguard.guard import Verdict
 
 D = "retail"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from strategies.ledger.models.telecom import TODAY
-from strategies.ledger.predicates.base import Finding, GateContext, predicate
-from strategies.ledger.readmap import ReadHint
+from tauguard_strategies.ledger.schemas.telecom import TODAY
+from tauguard_strategies.ledger.predicates.base import Finding, GateContext, predicate
+from tauguard_strategies.ledger.readmap import ReadHint
 from tauguard.guard import Verdict
 
 D = "telecom"

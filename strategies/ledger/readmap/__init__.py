@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from strategies.ledger.ledger import LedgerBase
+from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard.conversation import ToolCallView
 
 ReadFn = Callable[[Any, ToolCallView, Any], list[str]]
@@ -51,7 +51,7 @@ class DomainMap:
 
 def domain_map(domain: str) -> DomainMap:
     """The map of ``domain``."""
-    from strategies.ledger.readmap import airline, retail, telecom
+    from tauguard_strategies.ledger.readmap import airline, retail, telecom
 
     maps = {"airline": airline.MAP, "retail": retail.MAP, "telecom": telecom.MAP}
     if domain not in maps:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models.airline import (
+from tauguard_strategies.ledger.schemas.airline import (
     AirlineLedger,
     FlightDate,
     FlightRoute,
     Reservation,
     User,
 )
-from strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
 from tauguard.conversation import ToolCallView
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models.retail import Order, Product, RetailLedger, User
-from strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.schemas.retail import Order, Product, RetailLedger, User
+from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
 from tauguard.conversation import ToolCallView
 
 

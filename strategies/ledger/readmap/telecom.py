@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.ledger.models.telecom import (
+from tauguard_strategies.ledger.schemas.telecom import (
     Bill,
     Customer,
     DataUsage,
@@ -13,7 +13,7 @@ from strategies.ledger.models.telecom import (
     Plan,
     TelecomLedger,
 )
-from strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
 from tauguard.conversation import ToolCallView
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 from tauguard.config import SIM, RunConfig
 from tauguard.records import Manifest, TrialRecord
 from tauguard.store import RecordWriter, completed_keys, write_manifest
-from tauguard.unit import UnitSpec
+from tauguard.execution.plan import UnitSpec
 
 
 SIM_MANIFEST_NOTE = (
@@ -158,7 +158,7 @@ def execute(
     """
     from joblib import Parallel, delayed
 
-    from tauguard.worker import run_units
+    from tauguard.execution.simulate import run_units
 
     if not pending:
         return iter(())
@@ -182,7 +182,7 @@ def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator
     # to disk instead of all arriving at the end.
     from joblib import Parallel, delayed
 
-    from tauguard.worker import run_units
+    from tauguard.execution.simulate import run_units
 
     size = max(workers * 2, 1)
     with Parallel(n_jobs=workers, backend=backend) as parallel:

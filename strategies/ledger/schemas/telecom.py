@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from strategies.ledger.ledger import Entity, LedgerBase
+from tauguard_strategies.ledger.ledger import Entity, LedgerBase
 
 # The telecom policy's clock: "The current time is 2025-02-25 12:08:00 EST."
 TODAY = "2025-02-25"

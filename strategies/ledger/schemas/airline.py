@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from strategies.ledger.ledger import Entity, LedgerBase
+from tauguard_strategies.ledger.ledger import Entity, LedgerBase
 
 # The airline policy's clock: "The current time is 2024-05-15 15:00:00 EST."
 NOW = "2024-05-15T15:00:00"

@@ -9,7 +9,7 @@ described in PolicyGuide, /work/shared/papers/workflow-guide_policyguide.md, App
 - ``D`` needs the dialogue (explicit confirmation, a stated reason, a request).
 
 ``policy`` quotes the sentence(s) of tau2's policy the item comes from, verbatim; ``check``
-optionally names a deterministic check (see :mod:`strategies.action_guard.checks`). Items
+optionally names a deterministic check (see :mod:`tauguard_strategies.action_guard.checks`). Items
 without a check are judged only by the LLM verifier.
 """
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from strategies.ledger.ledger import LedgerBase
-from strategies.ledger.models.airline import AirlineLedger
-from strategies.ledger.models.retail import RetailLedger
-from strategies.ledger.models.telecom import TelecomLedger
+from tauguard_strategies.ledger.ledger import LedgerBase
+from tauguard_strategies.ledger.schemas.airline import AirlineLedger
+from tauguard_strategies.ledger.schemas.retail import RetailLedger
+from tauguard_strategies.ledger.schemas.telecom import TelecomLedger
 
 LEDGER_TYPES: dict[str, type[LedgerBase]] = {
     "airline": AirlineLedger,

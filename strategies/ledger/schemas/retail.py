@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from strategies.ledger.ledger import Entity, LedgerBase
+from tauguard_strategies.ledger.ledger import Entity, LedgerBase
 
 
 class PaymentMethod(Entity):

@@ -15,7 +15,7 @@ from tauguard import tau2compat as t2
 from tauguard.config import SIM
 from tauguard.guard import Strategy
 from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
-from tauguard.unit import UnitSpec
+from tauguard.execution.plan import UnitSpec
 
 _EVALUATOR: Any = None
 
@@ -67,7 +67,7 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[An
         from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
         from tauguard.faults.model import FaultProfile
         from tauguard.sim.agent import SimAgent
-        from tauguard.sim.compliance import sim_plan
+        from tauguard.sim.clean_plan import sim_plan
 
         profile = FaultProfile.model_validate(spec.fault_profile)
         gold = sim_plan(spec.domain, task, pristine=env if task.initial_state is None else None)
