@@ -46,7 +46,7 @@ from tauguard.summary import RunSummary, summarize
 
 # Per-trial views are the bulk of a page; above this many bytes of trial data, further tasks are
 # listed without their trials so that 4 runs x 278 tasks x 4 trials stay well under 3 MB.
-TRIAL_BUDGET_BYTES = 1_400_000
+TRIAL_BUDGET_BYTES = 1_200_000  # of trial JSON; the rendered HTML is about 1.5 times as large
 TRIALS_PER_RUN = 2  # per changed task and run: the first failed and the first passed trial
 
 
@@ -273,9 +273,12 @@ def _trial_views(runs: Sequence[Run], rows: list[TaskRow], budget: int) -> tuple
     skipped = 0
     for row in changed:
         trials, omitted = [], 0
-        for table in by_task:
+        for j, table in enumerate(by_task):
             recs = sorted(table.get((row.domain, row.task_id), []), key=lambda r: r.trial)
-            picked = _pick_trials(recs)
+            cell = row.cells[j]
+            # The baseline and the runs that changed explain the change; unchanged candidates are skipped.
+            relevant = j == 0 or len(runs) == 1 or (cell is not None and cell.change in ("improved", "regressed"))
+            picked = _pick_trials(recs) if relevant else []
             omitted += len(recs) - len(picked)
             trials += [trial_view(r) for r in picked]
         view = TaskTrials(domain=row.domain, task_id=row.task_id, anchor=row.anchor, trials=trials, omitted_trials=omitted)
@@ -289,8 +292,9 @@ def _trial_views(runs: Sequence[Run], rows: list[TaskRow], budget: int) -> tuple
     what = "changed" if len(runs) > 1 else "failing"
     note = (
         f"Per-trial views are embedded for the {what} tasks only ({len(views)} of {len(changed)}), at most "
-        f"{TRIALS_PER_RUN} trials per run (the first failed and the first passed), with long messages and tool "
-        "results trimmed; the full trials are in each run's simulations.jsonl."
+        f"{TRIALS_PER_RUN} trials per run (the first failed and the first passed)"
+        + (" of the baseline and of each run whose outcome on the task changed" if len(runs) > 1 else "")
+        + ", with long messages and tool results trimmed; the full trials are in each run's simulations.jsonl."
     )
     if skipped:
         note += f" {skipped} {what} task(s) are listed without trials to keep the page small."

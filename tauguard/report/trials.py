@@ -24,7 +24,7 @@ from tauguard.records import TrialRecord
 from tauguard.report.model import GuardNote, Step, TrialView
 
 TEXT_LIMIT = 600
-TOOL_RESULT_LIMIT = 240
+TOOL_RESULT_LIMIT = 160
 ARGS_LIMIT = 200
 _CLAUSE_RE = re.compile(r'Policy \([^)]*\):\s*"(?P<text>.+?)"(?:\s|$)', re.S)
 
