@@ -15,6 +15,10 @@
     }
   }
   window.addEventListener("hashchange", openTarget);
+  // Closed <details> do not print: open the per-domain tables for paper.
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details.delta-domains").forEach(function (d) { d.open = true; });
+  });
   openTarget();
   var plots = document.querySelectorAll("[data-plot] svg").length;
   document.documentElement.setAttribute("data-tg-plots", String(plots));
