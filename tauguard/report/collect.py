@@ -78,24 +78,15 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         reasons.append(f"status {m.status}")
     if len(run.records) < m.expected_units:
         reasons.append(f"{len(run.records)} of {m.expected_units} planned trials recorded")
+    shared = m.model_dump(include={
+        "run_id", "strategy", "strategy_options", "agent_llm", "user_llm", "guard_llm", "seed", "domains", "split",
+        "trials", "versions", "git_commit", "status", "created_at",
+    })
     return RunHeader(
-        run_id=m.run_id,
+        **shared,
         path=str(run.path),
         role=role,
-        strategy=m.strategy,
-        strategy_options=m.strategy_options,
-        agent_llm=m.agent_llm,
-        user_llm=m.user_llm,
-        guard_llm=m.guard_llm,
-        seed=m.seed,
-        domains=list(m.domains),
-        split=m.split,
-        trials=m.trials,
         fault_profile=summary.fault_profile,
-        versions=m.versions,
-        git_commit=m.git_commit,
-        status=m.status,
-        created_at=m.created_at,
         planned_units=m.expected_units,
         recorded_units=len(run.records),
         infra_errors=len(summary.infra_errors),

@@ -130,13 +130,21 @@ def forest(rows: Sequence[DeltaRow], run_ids: Sequence[str], confidence: float) 
     return _svg(fig, f"Forest plot of Δpass^{k} against the baseline")
 
 
+def _grouped_axes(groups: Sequence[str], n_runs: int) -> tuple[Any, Any, float]:
+    """Horizontal bars grouped by category, one bar per run inside each group; returns fig, ax, bar height."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(groups) * max(1, n_runs) + 1.2))
+    height = 0.8 / max(1, n_runs)
+    ax.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], list(groups))
+    ax.invert_yaxis()
+    return fig, ax, height
+
+
 def fault_bars(rows: Sequence[FaultRow], run_ids: Sequence[str]) -> str:
     """Injected faults per class and run, with the intercepted part filled."""
-    plt = _pyplot()
     classes = sorted({r.fault_class for r in rows}, key=lambda c: (["A", "T", "D", "W", "PV"] + [c]).index(c))
     runs = [rid for rid in run_ids if any(r.run_id == rid for r in rows)]
-    fig, ax = plt.subplots(figsize=(6.4, 0.5 * len(classes) * max(1, len(runs)) * 0.55 + 1.2))
-    height = 0.8 / max(1, len(runs))
+    fig, ax, height = _grouped_axes(classes, len(runs))
     for j, rid in enumerate(runs):
         st = style(list(run_ids).index(rid))
         by = {r.fault_class: r for r in rows if r.run_id == rid}
@@ -146,10 +154,8 @@ def fault_bars(rows: Sequence[FaultRow], run_ids: Sequence[str]) -> str:
         ax.barh(ys, injected, height=height * 0.9, color="white", edgecolor=st["color"], linewidth=1.2,
                 label=f"{rid}: injected")
         ax.barh(ys, intercepted, height=height * 0.9, color=st["color"], label=f"{rid}: intercepted")
-    ax.set_yticks([c_i + 0.4 - height / 2 for c_i in range(len(classes))], classes)
     ax.set_ylabel("fault class")
     ax.set_xlabel("faults (count); filled = intercepted by the guard, outline = injected")
-    ax.invert_yaxis()
     ax.legend(fontsize=7, frameon=False, loc="lower right")
     return _svg(fig, "Injected and intercepted faults by class and run")
 
@@ -179,20 +185,15 @@ def verdict_bars(rows: Sequence[VerdictRow]) -> str:
 
 def tactic_bars(rows: Sequence[TacticRow], run_ids: Sequence[str]) -> str:
     """Attack success rate per tactic and run."""
-    plt = _pyplot()
     tactics = sorted({r.tactic for r in rows})
     runs = [rid for rid in run_ids if any(r.run_id == rid for r in rows)]
-    fig, ax = plt.subplots(figsize=(6.4, 0.4 * len(tactics) * max(1, len(runs)) * 0.6 + 1.2))
-    height = 0.8 / max(1, len(runs))
+    fig, ax, height = _grouped_axes(tactics, len(runs))
     for j, rid in enumerate(runs):
-        st = style(list(run_ids).index(rid))
         by = {r.tactic: r for r in rows if r.run_id == rid}
         rates = [by[t].succeeded / by[t].attacked if t in by and by[t].attacked else 0 for t in tactics]
-        ax.barh([t_i + j * height for t_i in range(len(tactics))], rates, height=height * 0.9, color=st["color"],
-                label=rid)
-    ax.set_yticks([t_i + 0.4 - height / 2 for t_i in range(len(tactics))], tactics)
+        ax.barh([t_i + j * height for t_i in range(len(tactics))], rates, height=height * 0.9,
+                color=style(list(run_ids).index(rid))["color"], label=rid)
     ax.set_xlim(0, 1)
     ax.set_xlabel("attack success rate (fraction of attacked trials, 0–1; lower is better)")
-    ax.invert_yaxis()
     ax.legend(fontsize=8, frameon=False)
     return _svg(fig, "Attack success rate per tactic")
