@@ -167,6 +167,23 @@ def test_partial_run_is_shown_and_marked(three_runs: list[Path], tmp_path: Path)
     assert "1 unparsable line(s) ignored" in html
 
 
+def test_candidate_that_just_started_is_listed_not_compared(three_runs: list[Path], tmp_path: Path) -> None:
+    base = Manifest.model_validate_json((three_runs[0] / "manifest.json").read_text())
+    run = write_run(tmp_path, "starting", [])  # no record yet
+    manifest = Manifest.model_validate_json((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(
+        manifest.model_copy(update={"status": "running", "task_ids": base.task_ids, "trials": 3}).model_dump_json()
+    )
+    out = tmp_path / "starting.html"
+    res = runner.invoke(app, ["report", str(three_runs[0]), str(three_runs[1]), str(run), "-o", str(out),
+                              "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert "PARTIAL." in html and "status running; 0 of 84 planned trials recorded" in html
+    assert "starting is not compared yet (partial run)" in html
+    assert 'data-candidate="ledger-cand"' in html and 'data-candidate="starting"' not in html
+
+
 @pytest.mark.parametrize("case", ["missing", "disjoint", "output-dir", "bad-floors"])
 def test_bad_input_is_one_error_line_and_writes_nothing(case: str, three_runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "r.html"

@@ -114,6 +114,8 @@ def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]
     rows = []
     for comp in compare_obj["comparisons"]:
         for r in comp["results"]:
+            if not str(r.get("metric", "pass^")).startswith("pass^"):
+                continue
             rows.append(
                 DeltaRow(
                     candidate=comp["candidate"]["run_id"],
@@ -134,15 +136,51 @@ def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]
     return rows
 
 
-def _comparisons(runs: Sequence[Run], opts: ReportOptions) -> tuple[dict[str, Any], list[DeltaRow], list[str]]:
-    stats = dict(primary_k=opts.primary_k, n_resamples=opts.n_resamples, confidence=opts.confidence, seed=opts.seed)
+def _incomplete(run: Run) -> bool:
+    return run.manifest.status != "completed" or len(run.records) < run.manifest.expected_units
+
+
+def _planned(run: Run) -> set[tuple[str, str]]:
+    return {(d, t) for d, ids in run.manifest.task_ids.items() for t in ids}
+
+
+def _comparable(runs: Sequence[Run], stats: dict[str, Any]) -> tuple[list[Run], list[str]]:
+    """The runs compare can take. A partial run that cannot be compared *yet* (it plans tasks the
+    baseline has, but has not recorded enough of them) is left out with a note; any other failure
+    (disjoint tasks, no common k) is the user's error."""
+    kept, notes = [runs[0]], []
+    for cand in runs[1:]:
+        try:
+            compare_runs([runs[0], cand], **{**stats, "n_resamples": 1})
+        except CompareError as exc:
+            pending = (_incomplete(cand) or _incomplete(runs[0])) and _planned(cand) & _planned(runs[0])
+            if not pending:
+                raise ReportError(str(exc)) from None
+            notes.append(f"{cand.manifest.run_id} is not compared yet (partial run): {exc}")
+            continue
+        kept.append(cand)
+    return kept, notes
+
+
+def _comparisons(
+    runs: Sequence[Run], opts: ReportOptions
+) -> tuple[dict[str, Any] | None, list[DeltaRow], list[str]]:
+    stats: dict[str, Any] = dict(
+        primary_k=opts.primary_k, n_resamples=opts.n_resamples, confidence=opts.confidence, seed=opts.seed
+    )
     try:
         overall = compare_runs(runs, **stats)
+        notes: list[str] = []
     except CompareError as exc:
-        raise ReportError(str(exc)) from None
+        kept, notes = _comparable(runs, stats)
+        if len(kept) == len(runs):
+            raise ReportError(str(exc)) from None  # e.g. a primary k one pair lacks
+        if len(kept) < 2:
+            return None, [], notes
+        runs = kept
+        overall = compare_runs(runs, **stats)
     obj = compare_json_obj(overall, tasks=True)
     rows = _delta_rows(obj, "all domains")
-    notes: list[str] = []
     domains = sorted({d for comp in obj["comparisons"] for d in comp["domains"]})
     if len(domains) > 1:
         for dom in domains:
@@ -206,22 +244,23 @@ def _process_valid(records: Sequence[TrialRecord]) -> list[TrialRecord] | None:
 
 
 def _task_rows(runs: Sequence[Run], outcomes: Sequence[list[TaskOutcome]], compare_obj: dict[str, Any] | None) -> list[TaskRow]:
-    change: dict[tuple[int, str, str], str] = {}
+    change: dict[tuple[str, str, str], str] = {}
     if compare_obj is not None:
-        for j, comp in enumerate(compare_obj["comparisons"], start=1):
+        for comp in compare_obj["comparisons"]:
+            rid = comp["candidate"]["run_id"]
             for t in comp.get("tasks", []):
                 if t.get("change"):
-                    change[(j, t["domain"], t["task_id"])] = t["change"]
+                    change[(rid, t["domain"], t["task_id"])] = t["change"]
     keys = sorted({o.key for outs in outcomes for o in outs}, key=lambda k: (k[0], _num(k[1])))
     by_run = [{o.key: o for o in outs} for outs in outcomes]
     rows = []
     for dom, tid in keys:
         cells: list[TaskCell | None] = []
-        for j, table in enumerate(by_run):
+        for run, table in zip(runs, by_run, strict=True):
             o = table.get((dom, tid))
             cells.append(
                 None if o is None else TaskCell(successes=o.successes, trials=o.trials, infra_errors=o.infra_errors,
-                                               change=change.get((j, dom, tid)))
+                                               change=change.get((run.manifest.run_id, dom, tid)))
             )
         pv = any(t[(dom, tid)].policy_violation_task for t in by_run if (dom, tid) in t)
         changed = any(c is not None and c.change in ("improved", "regressed") for c in cells)
@@ -375,9 +414,11 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     )
     outcomes = [task_outcomes(r.records) for r in runs]
     if len(runs) > 1:
-        data.compare_json, data.deltas, data.compare_notes = _comparisons(runs, opts)
-        data.compare_notes = [n for c in data.compare_json["comparisons"] for n in c["notes"]] + data.compare_notes
-        data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
+        data.compare_json, data.deltas, notes = _comparisons(runs, opts)
+        if data.compare_json is not None:
+            notes = [n for c in data.compare_json["comparisons"] for n in c["notes"]] + notes
+            data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
+        data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)
     pv_records = [_process_valid(r.records) for r in runs]
     if any(p is not None for p in pv_records):
