@@ -51,6 +51,7 @@ def _pyplot() -> Any:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "axes.grid": True,
+            "axes.axisbelow": True,  # grid lines behind bars
             "grid.color": "#dddddd",
             "grid.linewidth": 0.6,
         }
@@ -119,6 +120,7 @@ def forest(rows: Sequence[DeltaRow], run_ids: Sequence[str], confidence: float) 
                     va="center", fontsize=8)
         labels.append(f"{r.candidate} · {r.slice}")
     ax.axvline(0, color="#555555", linewidth=0.9, linestyle="--")
+    ax.set_ylim(-0.6, len(rows) - 0.4)
     ax.set_yticks(range(len(rows)), labels)
     lo = min(min(r.ci_low for r in rows), 0)
     hi = max(max(r.ci_high for r in rows), 0)
@@ -151,12 +153,11 @@ def fault_bars(rows: Sequence[FaultRow], run_ids: Sequence[str]) -> str:
         ys = [c_i + j * height for c_i in range(len(classes))]
         injected = [by[c].injected if c in by else 0 for c in classes]
         intercepted = [by[c].intercepted if c in by else 0 for c in classes]
-        ax.barh(ys, injected, height=height * 0.9, color="white", edgecolor=st["color"], linewidth=1.2,
-                label=f"{rid}: injected")
-        ax.barh(ys, intercepted, height=height * 0.9, color=st["color"], label=f"{rid}: intercepted")
+        ax.barh(ys, injected, height=height * 0.9, color="white", edgecolor=st["color"], linewidth=1.2, label=rid)
+        ax.barh(ys, intercepted, height=height * 0.9, color=st["color"])
     ax.set_ylabel("fault class")
     ax.set_xlabel("faults (count); filled = intercepted by the guard, outline = injected")
-    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
     return _svg(fig, "Injected and intercepted faults by class and run")
 
 
