@@ -231,3 +231,32 @@ def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: P
     html = out.read_text()
     assert 'id="passk"' in html and 'id="forest"' not in html and "compare-json" not in html
     assert "Per-trial views are embedded for the failing tasks only" in html
+
+
+def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k(tmp_path: Path) -> None:
+    from tauguard.report import build_report
+    from tauguard.metrics import k_metric, task_outcomes
+    from tauguard.store import load_run
+
+    tasks = [TaskSpec(domain="retail", task_id=str(i), outcomes=[True, True, False],
+                      attacks=[i % 2 == 0, False, None]) for i in range(6)]
+    runs = [load_run(write_run(tmp_path, name, tasks, strategy=name)) for name in ("base", "guarded")]
+    data = build_report(runs)
+    assert [p.key for p in data.asr_panels] == ["asrk-all"]
+    asr = data.asr_panels[0].curves[0].points
+    expected = k_metric(task_outcomes(runs[0].records), "asr@", 1).value
+    assert asr[0].value == expected and asr[0].low is not None and asr[0].low <= expected <= asr[0].high
+    assert data.pv_panels == []  # records without process_valid: no such section
+    from tauguard.report import render_html
+
+    html = render_html(data)
+    assert 'id="asr"' in html and 'id="asrk-all"' in html and 'id="process-valid"' not in html
+
+    class PVRecord(TrialRecord):
+        process_valid: bool | None = None
+
+    runs[1].records = [PVRecord(**r.model_dump(), process_valid=r.trial == 0) for r in runs[1].records]
+    data = build_report(runs)
+    assert [c.run_id for c in data.pv_panels[0].curves] == ["guarded"]
+    # only trial 0 passes with a valid process: pass^1 = 1/3 of each task's trials
+    assert data.pv_panels[0].curves[0].points[0].value == pytest.approx(1 / 3)
