@@ -110,16 +110,22 @@ def _check_unique_ids(runs: Sequence[Run]) -> None:
 
 
 def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]:
-    """Δ rows from `compare --format json`'s object: the one place that reads its shape."""
+    """Δ rows from `compare --format json`'s object: the one place that reads its shape.
+
+    The headline results (pass^k) come first; metrics compare lists besides them
+    (``other_metrics``, e.g. a paired ASR@k) follow when present.
+    """
     rows = []
     for comp in compare_obj["comparisons"]:
-        for r in comp["results"]:
-            if not str(r.get("metric", "pass^")).startswith("pass^"):
-                continue
+        results = list(comp["results"])
+        for other in comp.get("other_metrics") or []:
+            results += other.get("results", [])
+        for r in results:
             rows.append(
                 DeltaRow(
                     candidate=comp["candidate"]["run_id"],
                     slice=slice_label,
+                    metric=r.get("metric") or f"pass^{r['k']}",
                     k=r["k"],
                     primary=r["primary"],
                     tasks=r["tasks"],

@@ -74,6 +74,7 @@ class DeltaRow(BaseModel):
 
     candidate: str
     slice: str  # "all domains" or a domain
+    metric: str  # e.g. "pass^4"
     k: int
     primary: bool
     tasks: int

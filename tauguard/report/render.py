@@ -25,7 +25,7 @@ def draw_figures(data: ReportData) -> None:
     run_ids = [r.run_id for r in data.runs]
     for panel in data.pass_panels + data.pv_panels + data.asr_panels:
         panel.svg = plots.curve_panel(panel, run_ids)
-    primary = [d for d in data.deltas if d.primary]
+    primary = [d for d in data.deltas if d.primary and d.metric.startswith("pass^")]
     if primary:
         data.forest = Figure(key="forest", title="Δpass^k against the baseline",
                              svg=plots.forest(primary, run_ids, data.confidence))
