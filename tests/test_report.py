@@ -106,8 +106,7 @@ def test_delta_numbers_equal_compare_json(three_runs: list[Path], report_html: t
     assert res.exit_code == 0, res.output
     cli = json.loads(res.output)
     embedded = json.loads(re.search(r'<script type="application/json" id="compare-json">(.*?)</script>', html, re.S).group(1))
-    for ours, theirs in zip(embedded["comparisons"], cli["comparisons"], strict=True):
-        assert ours["results"] == theirs["results"]
+    assert embedded == cli
     rows = re.findall(r'<tr data-metric="pass\^\d+" data-candidate="([^"]+)" data-slice="all domains" data-k="(\d+)" data-delta="([^"]+)" '
                       r'data-ci-low="([^"]+)" data-ci-high="([^"]+)" data-verdict="([^"]+)"', html)
     expected = {(c["candidate"]["run_id"], r["k"]): r for c in cli["comparisons"] for r in c["results"]}

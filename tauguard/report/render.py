@@ -70,7 +70,13 @@ def render_html(data: ReportData) -> str:
         draw_figures(data)
     template = _environment().get_template("report.html.j2")
     # `</` cannot close the <script> element that holds the JSON: escape it.
-    compare_json = json.dumps(data.compare_json, ensure_ascii=False).replace("</", "<\\/") if data.compare_json else None
+    compare_json = None
+    if data.compare_json is not None:
+        # Exactly what `tauguard compare --format json` prints (without --tasks: the grid has them).
+        shown = {**data.compare_json, "comparisons": [
+            {k: v for k, v in comp.items() if k != "tasks"} for comp in data.compare_json["comparisons"]
+        ]}
+        compare_json = json.dumps(shown, ensure_ascii=False).replace("</", "<\\/")
     return template.render(
         d=data,
         css=_asset("report.css"),
