@@ -37,8 +37,9 @@ def report(
 ) -> None:
     """Write one self-contained HTML report: pass^k curves, Δpass^k forest plot, task grid, trials.
 
-    The page needs no network (styles, script and plots are inline) and prints legibly. Runs
-    still running or killed are shown as far as they got, marked PARTIAL.
+    The page needs no network (styles, script and plots are inline) and prints legibly.
+
+    Runs still running or killed are shown as far as they got, marked PARTIAL.
     """
     from tauguard.check import GateInputError, load_floors
     from tauguard.compare import load_runs
