@@ -106,7 +106,10 @@ def trial_view(record: TrialRecord) -> TrialView:
     trimmed = False
     steps: list[Step] = []
     for msg in msgs:
-        text, cut = _trim(msg.get("content"), TOOL_RESULT_LIMIT if msg.get("role") == "tool" else TEXT_LIMIT)
+        content = msg.get("content")
+        if content is not None and not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, default=str)
+        text, cut = _trim(content, TOOL_RESULT_LIMIT if msg.get("role") == "tool" else TEXT_LIMIT)
         trimmed = trimmed or cut
         calls = [f"{c.get('name')}({_args(c.get('arguments'))})" for c in msg.get("tool_calls") or []]
         steps.append(Step(role=str(msg.get("role")), text=text, tool_calls=calls, error=bool(msg.get("error"))))
