@@ -183,7 +183,7 @@ def test_candidate_that_just_started_is_listed_not_compared(three_runs: list[Pat
     assert 'data-candidate="ledger-cand"' in html and 'data-candidate="starting"' not in html
 
 
-@pytest.mark.parametrize("case", ["missing", "disjoint", "output-dir", "bad-floors"])
+@pytest.mark.parametrize("case", ["missing", "disjoint", "output-dir", "bad-floors", "twice"])
 def test_bad_input_is_one_error_line_and_writes_nothing(case: str, three_runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     args = ["report", str(three_runs[0])]
@@ -197,6 +197,9 @@ def test_bad_input_is_one_error_line_and_writes_nothing(case: str, three_runs: l
     elif case == "output-dir":
         args += ["-o", str(tmp_path)]
         fragment = "is a directory"
+    elif case == "twice":
+        args += [str(three_runs[0]), "-o", str(out)]
+        fragment = "given twice"
     else:
         floors = tmp_path / "f.toml"
         floors.write_text('[[floor]]\nmetric = "pass^x"\nmin = 1\n')
