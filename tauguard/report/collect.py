@@ -13,6 +13,7 @@ Pure library: imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import datetime as dt
+import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,15 @@ from typing import Any
 from tauguard import __version__
 from tauguard.check import FloorsConfig, GateMode, run_gate
 from tauguard.compare import SIMULATION_NOTE, CompareError, compare_runs
-from tauguard.metrics import KMetricKind, Subset, TaskOutcome, run_is_simulated, select, task_outcomes
+from tauguard.metrics import (
+    KMetricKind,
+    Subset,
+    TaskOutcome,
+    run_is_simulated,
+    select,
+    task_outcomes,
+    trial_success,
+)
 from tauguard.records import TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
@@ -282,13 +291,14 @@ def _num(task_id: str) -> tuple[int, str]:
 
 
 def _anchor(domain: str, task_id: str) -> str:
-    safe = "".join(ch if ch.isalnum() else "-" for ch in f"{domain}-{task_id}")
-    return f"task-{safe}"
+    # Readable and unique: telecom task ids hold brackets and pipes, which ids and URLs do not like.
+    safe = "".join(ch if ch.isalnum() else "-" for ch in f"{domain}-{task_id}")[:48]
+    return f"task-{safe}-{zlib.crc32(f'{domain}/{task_id}'.encode()):08x}"
 
 
 def _pick_trials(records: list[TrialRecord]) -> list[TrialRecord]:
-    failed = [r for r in records if r.error is None and not r.success]
-    passed = [r for r in records if r.error is None and r.success]
+    failed = [r for r in records if r.error is None and not trial_success(r)]
+    passed = [r for r in records if r.error is None and trial_success(r)]
     errors = [r for r in records if r.error is not None]
     picked = (failed[:1] + passed[:1] + errors[:1])[:TRIALS_PER_RUN]
     return sorted(picked, key=lambda r: r.trial)
