@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from tauguard.guard import GuardEvent
+from tauguard.metrics import trial_success
 from tauguard.records import TrialRecord
 from tauguard.report.model import GuardNote, Step, TrialView
 
@@ -134,7 +135,7 @@ def trial_view(record: TrialRecord) -> TrialView:
     return TrialView(
         run_id=record.run_id,
         trial=record.trial,
-        success=record.success,
+        success=trial_success(record) if record.error is None else None,
         reward=record.reward,
         termination=record.termination_reason,
         error=_trim(record.error, TEXT_LIMIT)[0],
