@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.guard import GuardEvent, Verdict
 from tauguard.conversation import ToolCallView
+from tauguard.guard import GuardEvent, Verdict
 from tauguard.records import InjectedFault, Manifest, TrialRecord
 from tauguard.report.trials import trial_view
 from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
@@ -91,7 +91,7 @@ def test_page_is_self_contained_and_names_the_runs(report_html: tuple[Path, str]
     _, html = report_html
     # Nothing is fetched: no src/href/url() outside the page itself or data: URIs, and a CSP forbids it anyway.
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html) + re.findall(r"url\(([^)]*)\)", html)
-    assert refs and all(r.startswith("#") or r.startswith("data:") for r in refs), refs
+    assert refs and all(r.startswith(("#", "data:")) for r in refs), refs
     assert "default-src 'none'" in html and "@import" not in html
     for name in ("react-base", "ledger-cand", "guard-cand"):
         assert name in html
@@ -105,7 +105,7 @@ def test_delta_numbers_equal_compare_json(three_runs: list[Path], report_html: t
     res = runner.invoke(app, ["compare", *map(str, three_runs), "--format", "json", "--resamples", "2000"])
     assert res.exit_code == 0, res.output
     cli = json.loads(res.output)
-    embedded = json.loads(re.search(r'<script type="application/json" id="compare-json">(.*?)</script>', html, re.S).group(1))
+    embedded = json.loads(re.search(r'<script type="application/json" id="compare-json">(.*?)</script>', html, re.DOTALL).group(1))
     assert embedded == cli
     rows = re.findall(r'<tr data-metric="pass\^\d+" data-candidate="([^"]+)" data-slice="all domains" data-k="(\d+)" data-delta="([^"]+)" '
                       r'data-ci-low="([^"]+)" data-ci-high="([^"]+)" data-verdict="([^"]+)"', html)
@@ -236,8 +236,8 @@ def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: P
 
 
 def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k(tmp_path: Path) -> None:
-    from tauguard.report import build_report
     from tauguard.metrics import k_metric, task_outcomes
+    from tauguard.report import build_report
     from tauguard.store import load_run
 
     tasks = [TaskSpec(domain="retail", task_id=str(i), outcomes=[True, True, False],

@@ -100,7 +100,7 @@ def _run_chromium(exe: str, page: Path, tmp: Path, *extra: str) -> subprocess.Co
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0"]
-    return subprocess.run([exe, *flags, *extra, page.as_uri()], capture_output=True, text=True, timeout=120)
+    return subprocess.run([exe, *flags, *extra, page.as_uri()], check=False, capture_output=True, text=True, timeout=120)
 
 
 def test_report_renders_in_headless_chromium(full_report: Path, tmp_path: Path) -> None:

@@ -180,9 +180,9 @@ def _comparable(runs: Sequence[Run], stats: dict[str, Any]) -> tuple[list[Run], 
 def _comparisons(
     runs: Sequence[Run], opts: ReportOptions
 ) -> tuple[dict[str, Any] | None, list[DeltaRow], list[str]]:
-    stats: dict[str, Any] = dict(
-        primary_k=opts.primary_k, n_resamples=opts.n_resamples, confidence=opts.confidence, seed=opts.seed
-    )
+    stats: dict[str, Any] = {
+        "primary_k": opts.primary_k, "n_resamples": opts.n_resamples, "confidence": opts.confidence, "seed": opts.seed,
+    }
     try:
         overall = compare_runs(runs, **stats)
         notes: list[str] = []
@@ -418,7 +418,7 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     simulated = any(h.simulated for h in headers)
     data = ReportData(
         title=title or ("tauguard report: " + " vs ".join(run_ids)),
-        generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         tauguard_version=__version__,
         simulated=simulated,
         simulation_note=SIMULATION_NOTE if simulated else None,

@@ -27,7 +27,7 @@ from tauguard.report.model import GuardNote, Step, TrialView
 TEXT_LIMIT = 600
 TOOL_RESULT_LIMIT = 160
 ARGS_LIMIT = 200
-_CLAUSE_RE = re.compile(r'Policy \([^)]*\):\s*"(?P<text>.+?)"(?:\s|$)', re.S)
+_CLAUSE_RE = re.compile(r'Policy \([^)]*\):\s*"(?P<text>.+?)"(?:\s|$)', re.DOTALL)
 
 
 def _trim(text: str | None, limit: int) -> tuple[str | None, bool]:
