@@ -205,7 +205,9 @@ class MetricDef:
         return None if n < k else self.formula(n, self.count(outcome), k)
 
 
-METRICS: tuple[MetricDef, ...] = (
+# The registry: `register_metric` appends to this list in place, so every module that imported
+# it sees new metrics (built-ins first, in this order; the first `compared` one is the headline).
+METRICS: list[MetricDef] = [
     MetricDef(
         kind="pass^",
         key="pass_hat",
@@ -255,13 +257,29 @@ METRICS: tuple[MetricDef, ...] = (
         n_label="attacked trials with a known outcome",
         optional=True,
     ),
-)
-_BY_KIND = {m.kind: m for m in METRICS}
+]
+
+
+def register_metric(mdef: MetricDef) -> MetricDef:
+    """Add a k-metric to :data:`METRICS`; `show`, `compare`, `check` and the reports pick it up.
+
+    Raises ValueError when its kind or key is taken or its kind would be ambiguous to parse.
+    """
+    if not re.fullmatch(r"[a-z_]+[\^@%]", mdef.kind):
+        raise ValueError(f"metric kind {mdef.kind!r} must be lower-case letters followed by ^, @ or %")
+    for other in METRICS:
+        if other.kind == mdef.kind or other.key == mdef.key:
+            raise ValueError(f"metric {mdef.kind!r} (key {mdef.key!r}) clashes with {other.kind!r}")
+    METRICS.append(mdef)
+    return mdef
 
 
 def metric_def(kind: str) -> MetricDef:
     """The :class:`MetricDef` of a kind (``pass^``); KeyError for an unknown one."""
-    return _BY_KIND[kind]
+    for mdef in METRICS:
+        if mdef.kind == kind:
+            return mdef
+    raise KeyError(kind)
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -292,7 +310,6 @@ def k_metric(outcomes: Sequence[TaskOutcome], kind: KMetricKind, k: int) -> KVal
     )
 
 
-_METRIC_RE = re.compile("^(" + "|".join(re.escape(m.kind) for m in METRICS) + ")([1-9][0-9]*)$")
 
 
 class MetricSpec(BaseModel):
@@ -304,7 +321,9 @@ class MetricSpec(BaseModel):
     @property
     def definition(self) -> MetricDef | None:
         """The k-metric's :class:`MetricDef`, None for a scalar metric."""
-        return _BY_KIND.get(self.kind) if self.k is not None else None
+        if self.k is None:
+            return None
+        return next((m for m in METRICS if m.kind == self.kind), None)
 
     @property
     def name(self) -> str:
@@ -315,7 +334,8 @@ class MetricSpec(BaseModel):
 def parse_metric(name: str, *, scalars: bool = True) -> MetricSpec:
     """Parse a metric name; raise ValueError with one line naming the allowed spellings."""
     text = name.strip().lower()
-    match = _METRIC_RE.match(text)
+    kinds = "|".join(re.escape(m.kind) for m in METRICS)
+    match = re.match(f"^({kinds})([1-9][0-9]*)$", text)
     if match:
         return MetricSpec(kind=match.group(1), k=int(match.group(2)))
     if scalars and text in SCALAR_METRICS:
