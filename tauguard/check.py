@@ -36,7 +36,14 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tauguard.compare import (
     SIMULATION_NOTE,
@@ -55,6 +62,7 @@ from tauguard.metrics import (
     RunMetrics,
     SliceMetrics,
     Subset,
+    headline_metric,
     parse_metric,
     select,
     summarize_run,
@@ -268,7 +276,7 @@ def check_baseline(
             raise CompareError(f"runs {names} share no k: no common task has an evaluated trial in both runs")
         raise CompareError(f"runs {names} have no task in common")
     if metric is None:
-        spec = MetricSpec(kind=METRICS[0].kind, k=alignment.full_common_k)
+        spec = MetricSpec(kind=headline_metric().kind, k=alignment.full_common_k)
     else:
         try:
             spec = parse_metric(metric, scalars=False)

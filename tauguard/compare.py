@@ -50,12 +50,19 @@ from tauguard.metrics import (
     MetricSpec,
     Subset,
     TaskOutcome,
+    headline_metric,
     metric_def,
     run_is_simulated,
     select,
     task_outcomes,
 )
-from tauguard.stats import bootstrap_mean_ci, holm, mcnemar, merge_small_strata, sign_flip_test
+from tauguard.stats import (
+    bootstrap_mean_ci,
+    holm,
+    mcnemar,
+    merge_small_strata,
+    sign_flip_test,
+)
 from tauguard.store import Run
 
 __all__ = [
@@ -416,8 +423,7 @@ def compare_outcomes(
     elif not 1 <= primary_k <= k_max:
         raise CompareError(f"primary k {primary_k} is not available: runs {names} share k = 1..{k_max}{where}")
 
-    compared = [m for m in METRICS if m.compared]
-    headline_def = compared[0]
+    headline_def = headline_metric()
     headline = compare_all_ks(
         alignment.pairs,
         headline_def,
@@ -443,7 +449,7 @@ def compare_outcomes(
     notes += _metric_notes(headline, alignment.pairs, True, default_primary)
 
     others: list[MetricComparison] = []
-    for mdef in compared[1:]:
+    for mdef in (m for m in METRICS if m.compared and m is not headline_def):
         in_pool = [p for p in alignment.pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]
         if not in_pool:
             continue

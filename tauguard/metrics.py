@@ -30,7 +30,13 @@ from fractions import Fraction
 from math import comb
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from tauguard.records import TrialRecord, is_success
 
@@ -272,6 +278,11 @@ def register_metric(mdef: MetricDef) -> MetricDef:
             raise ValueError(f"metric {mdef.kind!r} (key {mdef.key!r}) clashes with {other.kind!r}")
     METRICS.append(mdef)
     return mdef
+
+
+def headline_metric() -> MetricDef:
+    """The metric `compare` reports first and `check` gates on by default (pass^k)."""
+    return next(m for m in METRICS if m.compared)
 
 
 def metric_def(kind: str) -> MetricDef:

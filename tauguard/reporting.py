@@ -15,7 +15,14 @@ from typing import Any, Literal
 from tabulate import tabulate
 
 from tauguard.check import GateReport
-from tauguard.comparison import CompareReport, Comparison, KComparison, McNemarSummary, MetricComparison, RunRef
+from tauguard.comparison import (
+    CompareReport,
+    Comparison,
+    KComparison,
+    McNemarSummary,
+    MetricComparison,
+    RunRef,
+)
 from tauguard.metrics import metric_def
 
 TextFormat = Literal["table", "markdown"]
@@ -95,9 +102,12 @@ def _mcnemar_line(mc: McNemarSummary) -> str:
 def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
     mdef = metric_def(mc.metric)
     direction = "higher is better" if mdef.higher_is_better else "lower is better"
-    lines = [
+    title = (
         f"{mdef.kind}k ({mdef.description}; {direction}; Δ = candidate - baseline; * = primary k "
-        f"{mc.primary_k}, other ks exploratory):",
+        f"{mc.primary_k}, other ks exploratory):"
+    )
+    lines = [
+        title,
         "",
         tabulate(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
         "",

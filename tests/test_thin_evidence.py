@@ -33,11 +33,11 @@ def _no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "fsync", lambda fd: None)
 
 
-def _cli(*args: str):  # noqa: ANN202 - click's Result
+def _cli(*args: str):
     return runner.invoke(app, [*args])
 
 
-def _check(*args: str):  # noqa: ANN202
+def _check(*args: str):
     return _cli("check", *args, *FEW)
 
 
