@@ -53,6 +53,7 @@ from tauguard.compare import (
     TaskPair,
     align,
     compare_metric,
+    dropped_notes,
     run_notes,
     run_ref,
 )
@@ -291,15 +292,7 @@ def check_baseline(
         alignment.pairs, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
     )
     # The same notes `compare` prints: which tasks were dropped and why.
-    notes: list[str] = []
-    d = alignment.dropped
-    if d.only_in_baseline or d.only_in_candidate:
-        notes.append(
-            f"{d.only_in_baseline} task(s) only in the baseline and {d.only_in_candidate} only in the "
-            "candidate: not compared"
-        )
-    if d.no_evaluated_trials:
-        notes.append(f"{d.no_evaluated_trials} common task(s) have no evaluated trial in one run: not compared")
+    notes = dropped_notes(alignment.dropped)
     if result.dropped_n_lt_k:
         notes.append(
             f"{spec.name}: {result.dropped_n_lt_k} task(s) have fewer than {spec.k} {mdef.n_label} in a run: excluded"
@@ -332,7 +325,7 @@ def check_baseline(
     else:
         # The same rule as compare's verdict: the CI excludes 0 on the bad side and p < alpha.
         passed = result.verdict != "worse"
-        p = f"p = {result.p_permutation:.4f}"
+        p = "p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}"
         message = f"{ci}, {p}; " + (
             "shown worse than the baseline (CI excludes 0 and p < 1 - confidence)"
             if not passed

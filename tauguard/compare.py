@@ -85,8 +85,10 @@ __all__ = [
     "compare_outcomes",
     "compare_runs",
     "default_primary_k",
+    "dropped_notes",
     "load_runs",
     "mcnemar_event",
+    "run_notes",
     "run_ref",
     "verdict_from",
 ]
@@ -350,6 +352,22 @@ def run_notes(*refs: RunRef, incomplete: bool = True) -> list[str]:
     return notes
 
 
+def dropped_notes(d: Dropped) -> list[str]:
+    """Why tasks of either run were left out of the alignment, in words."""
+    notes = []
+    if d.only_in_baseline or d.only_in_candidate:
+        notes.append(
+            f"{d.only_in_baseline} task(s) only in the baseline and {d.only_in_candidate} only in the "
+            "candidate: not compared"
+        )
+    if d.no_evaluated_trials:
+        notes.append(
+            f"{d.no_evaluated_trials} common task(s) have no evaluated trial in one run "
+            "(all infrastructure errors): not compared"
+        )
+    return notes
+
+
 def _metric_notes(
     mc: MetricComparison, pairs: Sequence[TaskPair], headline: bool, default_primary: bool
 ) -> list[str]:
@@ -435,17 +453,7 @@ def compare_outcomes(
     )
 
     d = alignment.dropped
-    notes = run_notes(baseline_ref, candidate_ref)
-    if d.only_in_baseline or d.only_in_candidate:
-        notes.append(
-            f"{d.only_in_baseline} task(s) only in the baseline and {d.only_in_candidate} only in the "
-            "candidate: not compared"
-        )
-    if d.no_evaluated_trials:
-        notes.append(
-            f"{d.no_evaluated_trials} common task(s) have no evaluated trial in one run "
-            "(all infrastructure errors): not compared"
-        )
+    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
     notes += _metric_notes(headline, alignment.pairs, True, default_primary)
 
     others: list[MetricComparison] = []
