@@ -234,8 +234,8 @@ def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
     The largest k that *some* task supports can rest on a single task (a candidate whose
     trials mostly ended in infrastructure errors), so it is never the default.
     """
-    ns = [min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in pairs if mdef.pool(p.baseline) and mdef.pool(p.candidate)]
-    ns = [n for n in ns if n > 0]
+    both = [p for p in pairs if mdef.pool(p.baseline) and mdef.pool(p.candidate)]
+    ns = [n for n in (min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in both) if n > 0]
     return min(ns, default=0)
 
 

@@ -143,7 +143,9 @@ def test_too_few_tasks_fail_the_gate_and_the_minimum_is_configurable(issue_case:
     base, cand = issue_case
     res = _check(str(cand), "--baseline", str(base), "--metric", "pass^4")
     assert res.exit_code == 1
-    assert "only 1 task(s) can estimate pass^4 in both runs, a baseline gate needs at least 6 (--min-tasks)" in res.stdout
+    assert "only 1 task(s) can estimate pass^4 in both runs, a baseline gate needs at least 6 (--min-tasks)" in (
+        res.stdout
+    )
     # compare's dropped-task note is printed by check as well.
     assert "note: pass^4: 29 task(s) have fewer than 4 evaluated trials in a run: excluded" in res.stdout
     assert "note: 29 " not in res.stdout  # no other drop
@@ -157,12 +159,11 @@ def test_too_few_tasks_fail_the_gate_and_the_minimum_is_configurable(issue_case:
 
 def test_singleton_strata_are_merged_not_stratified(tmp_path: Path) -> None:
     # Three tasks in three domains with differences +1, -1, 0: stratifying gave a CI of [0, 0].
-    base = write_run(
-        tmp_path, "b", [TaskSpec("airline", "0", [False]), TaskSpec("retail", "0", [True]), TaskSpec("telecom", "0", [True])]
-    )
-    cand = write_run(
-        tmp_path, "c", [TaskSpec("airline", "0", [True]), TaskSpec("retail", "0", [False]), TaskSpec("telecom", "0", [True])]
-    )
+    def run(name: str, airline: bool, retail: bool) -> Path:
+        tasks = [TaskSpec("airline", "0", [airline]), TaskSpec("retail", "0", [retail]), TaskSpec("telecom", "0", [True])]
+        return write_run(tmp_path, name, tasks)
+
+    base, cand = run("b", False, True), run("c", True, False)
     r = _compare_json(str(base), str(cand))["results"][0]
     assert r["stratified"] is False and r["merged_strata"] == ["airline", "retail", "telecom"]
     assert r["ci_low"] < 0 < r["ci_high"]
