@@ -249,6 +249,8 @@ def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k
     expected = k_metric(task_outcomes(runs[0].records), "asr@", 1).value
     assert asr[0].value == expected and asr[0].low is not None and asr[0].low <= expected <= asr[0].high
     assert data.pv_panels == []  # records without process_valid: no such section
+    # compare's paired ASR@k (its other_metrics) is listed beside pass^k
+    assert {r.metric for r in data.deltas} >= {"pass^1", "asr@1"}
     from tauguard.report import render_html
 
     html = render_html(data)
