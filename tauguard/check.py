@@ -26,11 +26,10 @@ Pure library: imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tauguard.compare import (
     SIMULATION_NOTE,
@@ -41,6 +40,8 @@ from tauguard.compare import (
     compare_metric,
     run_ref,
 )
+from tauguard.datafiles import DataFileError, load_toml
+from tauguard.errors import TauguardInputError
 from tauguard.metrics import (
     RunMetrics,
     SliceMetrics,
@@ -57,7 +58,7 @@ CheckKind = Literal["non-inferiority", "regression", "floor"]
 _FLOAT_SLACK = 1e-12  # a mean of 4/5 must meet a floor of 0.8 despite float rounding
 
 
-class GateInputError(ValueError):
+class GateInputError(TauguardInputError):
     """Bad gate input (metric name, floors file, missing runs); one-line message, exit 2."""
 
 
@@ -105,30 +106,12 @@ class FloorsConfig(BaseModel):
     floors: list[Floor] = Field(default_factory=list, alias="floor")
 
 
-def _validation_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    # ("floor", 0, "metric") -> "floor #1 metric": count tables from 1 as a reader of the file would.
-    parts = [f"#{p + 1}" if isinstance(p, int) else str(p) for p in err["loc"]]
-    where = " ".join(parts) or "file"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{where}: {msg}"
-
-
 def load_floors(path: str | Path) -> FloorsConfig:
     """Read and validate a floors TOML file; raises :class:`GateInputError` with one line."""
-    path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateInputError(f"floors file not found: {path}") from None
-    except OSError as exc:
-        raise GateInputError(f"cannot read floors file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise GateInputError(f"invalid TOML in {path}: {exc}") from None
-    try:
-        config = FloorsConfig.model_validate(data)
-    except ValidationError as exc:
-        raise GateInputError(f"invalid floors file {path}: {_validation_line(exc)}") from None
+        config = load_toml(Path(path), FloorsConfig)
+    except DataFileError as exc:
+        raise GateInputError(f"floors {exc}") from None
     if not config.floors:
         raise GateInputError(f"floors file {path} defines no [[floor]]")
     return config

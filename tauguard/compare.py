@@ -29,21 +29,19 @@ from tauguard.metrics import (
     select,
     task_outcomes,
 )
+from tauguard.errors import TauguardInputError
+from tauguard.records import SIMULATION_NOTE
 from tauguard.stats import holm, mcnemar, paired_bootstrap_ci, sign_flip_test
 from tauguard.store import Run
 
 Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]
 
-SIMULATION_NOTE = (
-    "SIMULATION: at least one run used the built-in sim model; these figures describe the "
-    "simulator, not findings about real LLMs."
-)
 _KIND_CODE: dict[str, int] = {"pass^": 0, "pass@": 1, "asr@": 2}
 _TIE = 1e-12  # per-task differences this small are float noise, i.e. unchanged
 
 
-class CompareError(ValueError):
+class CompareError(TauguardInputError):
     """Runs cannot be compared (no common task, no common k, bad primary k); one-line message."""
 
 
