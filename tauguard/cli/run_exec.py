@@ -33,12 +33,9 @@ def _load_profile(name: str) -> dict[str, Any]:
 
 
 def _check_strategy(config: RunConfig) -> None:
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.registry import validate_options
 
-    try:
-        get_strategy_class(config.strategy)
-    except UnknownStrategyError as exc:
-        fail(str(exc))
+    validate_options(config.strategy, config.strategy_options)  # TauguardInputError: one line, exit 2
 
 
 def _resume_config(run_dir: Path, overrides: dict[str, Any]) -> tuple[RunConfig, Manifest]:

@@ -84,7 +84,10 @@ def git_commit() -> str | None:
 
 
 def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], profile: dict[str, Any]) -> Manifest:
-    """The manifest of a new run (secrets redacted)."""
+    """The manifest of a new run (secrets redacted; strategy options validated, defaults filled in)."""
+    from tauguard.registry import validated_options
+
+    config = config.model_copy(update={"strategy_options": validated_options(config.strategy, config.strategy_options)})
     redacted = config.redacted()
     stamp = now_iso()
     return Manifest(

@@ -6,6 +6,8 @@ inner agent receives the decision as the call's error result, and the event is r
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
 
@@ -25,12 +27,24 @@ class _BlockToolSession(GuardSession):
         )
 
 
-class BlockToolStrategy(Strategy):
-    """Test-only: blocks one named tool (option ``tool``; default ``cancel_reservation``)."""
+class BlockToolOptions(BaseModel):
+    """Options of the block-tool strategy."""
 
-    name = "block-tool"
-    description = "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."
-    hooks = ("before_write",)
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(default="cancel_reservation", min_length=1, description="the WRITE tool whose every call is blocked")
+
+
+class BlockToolStrategy(Strategy):
+    """Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."""
+
+    options_model = BlockToolOptions
+    session_class = _BlockToolSession
+    hidden = True  # registered like any strategy, but not listed by default
+    options: BlockToolOptions
 
     def new_session(self, context: SessionContext) -> GuardSession:
-        return _BlockToolSession(str(self.options.get("tool", "cancel_reservation")))
+        write_tools = sorted(t for t, kind in context.tool_types.items() if kind == "WRITE")
+        if write_tools and self.options.tool not in context.tool_types:
+            raise ValueError(f"block-tool: '{self.options.tool}' is not a tool of {context.domain}; WRITE tools: {', '.join(write_tools)}")
+        return _BlockToolSession(self.options.tool)
