@@ -144,6 +144,7 @@ class Registry(Generic[T]):
             if other is None:
                 found[entry.name] = entry
             elif other.target != entry.target:
+                self._entry_points = None  # re-scan next time (the clash may be fixed meanwhile)
                 raise DuplicateNameError(
                     f"{self.kind} '{entry.name}' is registered twice ({other.origin}: {other.target or 'in code'}; "
                     f"{entry.origin}: {entry.target})"
