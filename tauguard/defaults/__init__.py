@@ -41,7 +41,8 @@ def default_config() -> Traversable:
 def fault_profile_names() -> list[str]:
     """Names of the packaged fault profiles (``tauguard/defaults/faults/*.toml``)."""
     folder = _root() / FAULT_PROFILES_DIR
-    names = sorted(r.name.removesuffix(".toml") for r in folder.iterdir() if r.name.endswith(".toml"))
+    resources = folder.iterdir() if folder.is_dir() else []
+    names = sorted(r.name.removesuffix(".toml") for r in resources if r.name.endswith(".toml"))
     if not names:
         raise MissingDefaultError(f"no packaged fault profiles in {folder}: the tauguard installation is incomplete")
     return names
