@@ -181,7 +181,11 @@ class Registry(Generic[T]):
 
     def items(self) -> list[tuple[str, T]]:
         """(name, object) of every entry, loading lazy ones."""
-        return [(name, self.get(name)) for name in self.entries(refresh=False)]
+        loaded = self._objects
+        return [
+            (name, loaded[(name, e.target)] if (name, e.target) in loaded else self.get(name))
+            for name, e in self.entries(refresh=False).items()
+        ]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and (name in self.entries(refresh=False) or name in self.entries())

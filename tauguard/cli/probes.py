@@ -75,15 +75,12 @@ def eval_(
     confusion matrix, per-class precision/recall/F1, macro-F1, the false-block rate on allow
     probes and how many prefixes did not reproduce."""
     from tauguard.probes.evaluate import check_probes, evaluate_probes
-    from tauguard.probes.model import ProbeFileError, read_probes
+    from tauguard.probes.model import read_probes
     from tauguard.probes.render import render_report
     from tauguard.registry import validated_options
 
     options = validated_options(strategy, parse_strategy_options(strategy_option))  # errors: exit 2 in main
-    try:
-        items = read_probes(probes)
-    except ProbeFileError as exc:
-        fail(str(exc))
+    items = read_probes(probes)  # ProbeFileError: one line, exit 2 (tauguard.cli.main)
     ticker = None
     if progress:
 
