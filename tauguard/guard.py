@@ -208,6 +208,10 @@ class Strategy:
             return ()
         return tuple(h for h in HOOKS if getattr(session, h) is not getattr(GuardSession, h))
 
+    def check_domains(self, domains: list[str]) -> None:
+        """Reject options that do not fit the run's domains, before any work (raise a ValueError
+        with a one-line message, e.g. a tool name that is not a tool of the domain)."""
+
     def new_session(self, context: SessionContext) -> GuardSession | None:
         """A fresh guard session for one simulation; None means no hooks at all."""
         return None

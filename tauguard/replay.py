@@ -122,6 +122,7 @@ def assemble(events: list[ConversationEvent], result_of: Callable[[ToolCallView]
 def session_context(
     domain: str,
     task_id: str,
+    *,
     guard_llm: str | None = None,
     guard_llm_args: dict[str, Any] | None = None,
 ) -> SessionContext:

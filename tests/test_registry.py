@@ -212,6 +212,7 @@ def test_options_are_validated_once_and_arrive_through_the_constructor():
         (["run", "--strategy", "ledger", "--strategy-option", "render=maybe"], "invalid value 'maybe' for option 'render'"),
         (["run", "--strategy", "action-guard", "--strategy-option", "on_mising=allow"], "no option 'on_mising'"),
         (["run", "--strategy", "ledgr"], "did you mean 'ledger'?"),
+        (["run", "--strategy", "block-tool", "--strategy-option", "tool=refuel_data"], "not a WRITE tool of airline"),
         (["probes", "eval", "--strategy", "ledger", "--probes", "none.jsonl", "--strategy-option", "rendr=0"], "no option 'rendr'"),
     ],
 )

@@ -43,8 +43,17 @@ class BlockToolStrategy(Strategy):
     hidden = True  # registered like any strategy, but not listed by default
     options: BlockToolOptions
 
+    def check_domains(self, domains: list[str]) -> None:
+        """The blocked tool must be a WRITE tool of every domain of the run."""
+        from tauguard import tau2compat as t2
+        from tauguard.registry import StrategyOptionsError
+
+        for domain in domains:
+            writes = sorted(n for n, kind in t2.tool_types(domain)[0].items() if kind == "WRITE")
+            if self.options.tool not in writes:
+                raise StrategyOptionsError(
+                    f"option tool={self.options.tool!r} is not a WRITE tool of {domain}; allowed: {', '.join(writes)}"
+                )
+
     def new_session(self, context: SessionContext) -> GuardSession:
-        write_tools = sorted(t for t, kind in context.tool_types.items() if kind == "WRITE")
-        if write_tools and self.options.tool not in context.tool_types:
-            raise ValueError(f"block-tool: '{self.options.tool}' is not a tool of {context.domain}; WRITE tools: {', '.join(write_tools)}")
         return _BlockToolSession(self.options.tool)
