@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -18,6 +19,7 @@ SWEEP_NOTE = (
     "gate on these replays, not real LLM agents."
 )
 _REASON_WIDTH = 140  # table output shortens reasons; markdown and JSON keep them whole
+_TASK_WIDTH = 48
 
 
 class DomainCounts(BaseModel):
@@ -88,8 +90,13 @@ def render_sweep(report: SweepReport, fmt: Format) -> str:
     lines = [f"### {title}" if md else title, "", f"> {SWEEP_NOTE}" if md else SWEEP_NOTE, ""]
     lines.append(tabulate([c.model_dump() for c in report.counts], headers="keys", tablefmt=tablefmt))
     held = report.held
-    lines += ["", f"held gold writes: {len(held)}" + (" (rejected: tau2's own tool rejects the write)" if any(not d.executed for d in held) else "")]
+    rejected = sum(not d.executed for d in held)
+    note = f" ({rejected} of them rejected by tau2's own tool, marked '(rejected)')" if rejected else ""
+    lines += ["", f"held gold writes: {len(held)}{note}"]
     if held:
+        by_rule = Counter(f"{d.domain} {d.verdict.value} {d.rule_id or '-'}" for d in held)
+        lines += ["", "held by rule:"]
+        lines += [f"{'- ' if md else '  '}{n:4d}  {k}" for k, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))]
         rows = [
             {
                 "domain": d.domain,
@@ -102,5 +109,7 @@ def render_sweep(report: SweepReport, fmt: Format) -> str:
             }
             for d in held
         ]
-        lines += ["", tabulate(rows, headers="keys", tablefmt=tablefmt)]
+        # Telecom task ids and reasons are long: a terminal table wraps them.
+        widths = None if md else [None, _TASK_WIDTH, None, None, None, None, _REASON_WIDTH // 2]
+        lines += ["", tabulate(rows, headers="keys", tablefmt=tablefmt, maxcolwidths=widths)]
     return "\n".join(lines)
