@@ -92,12 +92,13 @@ def check_usable(path: Path, probes: list[Probe]) -> str:
 
 def load_probe_set(path: Path) -> ProbeSet:
     """Read, check and replay a probe file into labelled decision states."""
+    probes = read_probes(path)
+    domain = check_usable(path, probes)  # before importing tau2: a bad file fails fast
+
     from tauguard import tau2compat as t2
     from tauguard.probes.evaluate import ReplayMemo, _find_task, check_probes
     from tauguard.replay import agent_view
 
-    probes = read_probes(path)
-    domain = check_usable(path, probes)
     try:
         check_probes(probes)
     except ValueError as exc:
