@@ -38,6 +38,8 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.faults", "faults", "faults"),
     ("tauguard.cli.probes", "app", "probes"),
+    ("tauguard.cli.import_", "import_", "import"),
+    ("tauguard.cli.audit", "audit", "audit"),
 ]
 
 for _module, _attr, _name in _COMMANDS:

@@ -99,11 +99,15 @@ class RecordedReplay:
 
 
 def replay_recorded(
-    domain: str, task: t2.Task, messages: list[dict[str, Any]], observers: list[Any] | None = None
+    domain: str,
+    task: t2.Task,
+    messages: list[dict[str, Any]],
+    observers: list[Any] | None = None,
+    environment: t2.Environment | None = None,
 ) -> RecordedReplay:
-    """Replay a recorded τ² message list in a fresh environment of ``task``."""
+    """Replay a recorded τ² message list in ``environment`` (default: a fresh one of ``task``)."""
     observers = list(observers or [])
-    env = fresh_environment(domain, task)
+    env = environment if environment is not None else fresh_environment(domain, task)
     replay = RecordedReplay(conversation=Conversation(), environment=env)
     conv = replay.conversation
     pending: dict[str, ToolCallView] = {}
