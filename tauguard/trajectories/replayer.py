@@ -91,6 +91,9 @@ class RecordedReplay:
     environment: t2.Environment
     mismatches: list[Mismatch] = field(default_factory=list)
     tool_calls: int = 0
+    # Tool errors of the replay, as (conversation length before the call, "name: content"),
+    # the way ``tauguard.replay.replay_events`` lists failures.
+    errors: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def faithful(self) -> bool:
@@ -145,6 +148,8 @@ def replay_recorded(
                 continue
             result = call_tool(env, call)
             replay.tool_calls += 1
+            if result.error:
+                replay.errors.append((len(conv.events), f"{call.name}: {result.content}"))
             equal, benign = compare_results(message.get("content"), result.content)
             if not equal:
                 replay.mismatches.append(Mismatch(
