@@ -83,20 +83,20 @@ def import_(
     simulations whose recorded checks show they ran on another task than their label
     (unless --relabel). The run is labelled as imported, never as a simulation.
     """
-    from tauguard import tau2compat as t2
-    from tauguard.trajectories.importer import ImportRunError, import_results
+    from tauguard.config import DOMAINS
     from tauguard.trajectories.load import ResultsFileError, read_results
 
-    if domain is not None and domain not in t2.DOMAINS:
-        fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
+    if domain is not None and domain not in DOMAINS:
+        fail(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
     if name is not None and (not name or "/" in name or name in (".", "..")):
         fail(f"invalid run name {name!r}: use a plain directory name")
     try:
         loaded = read_results(results, domain)
     except ResultsFileError as exc:
         fail(str(exc))
-    if loaded.domain not in t2.DOMAINS:
-        fail(f"the file's domain '{loaded.domain}' is not one of {', '.join(t2.DOMAINS)}")
+    if loaded.domain not in DOMAINS:
+        fail(f"the file's domain '{loaded.domain}' is not one of {', '.join(DOMAINS)}")
+    from tauguard.trajectories.importer import ImportRunError, import_results
     try:
         result = import_results(loaded, out, name=name, relabel=relabel)
     except ImportRunError as exc:

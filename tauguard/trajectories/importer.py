@@ -111,6 +111,9 @@ def check_tasks(results: ResultsFile, relabel: bool = False) -> tuple[TaskCheck,
     chosen: list[tuple[dict[str, Any], str]] = []
     for sim, verdict in zip(results.simulations, verdicts, strict=True):
         key = f"{verdict.task_id}/{verdict.trial}"
+        if verdict.status == "unknown_task":
+            check.excluded[verdict.task_id] = f"not a τ² 26.3 {results.domain} task"
+            continue
         if verdict.status == "conflict":
             if relabel and verdict.proposed:
                 check.relabelled[key] = f"{verdict.proposed} ({verdict.basis})"
@@ -300,6 +303,13 @@ def import_results(results: ResultsFile, out: Path, name: str | None = None, rel
     if run_dir.exists():
         raise ImportRunError(f"run directory already exists: {run_dir}")
     check, chosen = check_tasks(results, relabel)
+    if not chosen:
+        why = []
+        if check.label_conflicts:
+            why.append(f"{check.label_conflicts} label conflict(s)" + ("" if relabel else " (try --relabel)"))
+        if check.excluded:
+            why.append(f"{len(check.excluded)} task(s) missing from or different in τ² 26.3")
+        raise ImportRunError(f"no simulation of {results.path} can be imported: " + "; ".join(why or ["none is usable"]))
     records = build_records(results, run_id, chosen)
     manifest = build_manifest(results, run_id, check, records)
     try:

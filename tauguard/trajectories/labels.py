@@ -82,7 +82,7 @@ class LabelVerdict(BaseModel):
 
     task_id: str  # the label in the file
     trial: int
-    status: str  # verified | conflict | unverifiable (the reward info names no gold)
+    status: str  # verified | conflict | unverifiable (the reward info names no gold) | unknown_task
     candidates: list[str] = Field(default_factory=list)  # 26.3 tasks whose gold matches (conflicts)
     proposed: str | None = None  # the task the simulation ran on, when it can be told
     basis: str = ""  # how ``proposed`` was chosen
@@ -96,7 +96,9 @@ def check_labels(simulations: list[dict[str, Any]], tasks: list[t2.Task]) -> lis
     for sim in simulations:
         recorded = recorded_fingerprint(sim)
         label = sim["task_id"]
-        if recorded == (None, None):
+        if label not in prints:
+            verdicts.append(LabelVerdict(task_id=label, trial=sim["trial"], status="unknown_task"))
+        elif recorded == (None, None):
             verdicts.append(LabelVerdict(task_id=label, trial=sim["trial"], status="unverifiable"))
         elif label in prints and matches(recorded, prints[label]):
             verdicts.append(LabelVerdict(task_id=label, trial=sim["trial"], status="verified", proposed=label, basis="label"))
