@@ -1,0 +1,50 @@
+"""Benchmark `tauguard audit` of one strategy over a 50-task τ² results file (airline).
+
+Imports the file into a temporary directory, then times the end-to-end CLI
+(``tauguard audit RUN --strategy S``, a fresh interpreter, imports included). Target: under
+60 s on 2 cores. Usage: ``python bench/bench_audit.py [FILE] [--strategy ledger] [--repeat 1]``
+(default: the shared airline claude-opus-4-6 file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "trajectories" / "airline_claude-opus-4-6_user-gpt-4.1.json.gz"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", nargs="?", type=Path, default=Path(os.environ.get("TAUGUARD_BENCH_FILE", DEFAULT)))
+    parser.add_argument("--strategy", default="ledger")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", CI="true")
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([sys.executable, "-m", "tauguard", "import", str(args.file), "--out", tmp, "--name", "bench",
+                               "--relabel"], capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            sys.exit(f"import failed: {done.stderr.strip()}")
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "tauguard", "audit", str(Path(tmp) / "bench"), "-s", args.strategy],
+                                  capture_output=True, text=True, env=env)
+            times.append(time.perf_counter() - start)
+            if done.returncode != 0:
+                sys.exit(f"audit failed: {done.stderr.strip()}")
+        print("\n".join(done.stdout.splitlines()[:8]))
+    print(f"file: {args.file}  strategy: {args.strategy}")
+    print(f"audit CLI (fresh interpreter, imports included): median {statistics.median(times):.2f} s  runs {[round(t, 2) for t in times]}")
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()
