@@ -197,3 +197,22 @@ def test_compare_and_check_on_imported_runs(runs):
     assert comparison.common_tasks == 1 and not report.simulated  # task 17 in both
     gate = run_gate(cand, baseline=base, margin=1.0, n_resamples=200)
     assert gate.passed and not gate.simulated
+
+
+def test_probes_build_from_run_cli(runs, tmp_path):
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+    from tauguard.probes.model import read_probes
+
+    runner = CliRunner()
+    out = tmp_path / "real.jsonl"
+    done = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    probes = read_probes(out)
+    assert len(probes) == 3 and {p.label_source for p in probes} == {"outcome:gold_passed"}
+    assert f"3 probes (recorded writes of {runs['retail'].run_dir})" in done.output
+    both = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "--domain", "retail", "-o", str(tmp_path / "x.jsonl")])
+    assert both.exit_code == 2 and "drop --domain" in both.output and not (tmp_path / "x.jsonl").exists()
+    missing = runner.invoke(app, ["probes", "build", "--from-run", str(tmp_path / "nope"), "-o", str(tmp_path / "x.jsonl")])
+    assert missing.exit_code == 2 and "run directory not found" in missing.output

@@ -56,33 +56,27 @@ def build(
             probes = build_probes_from_run(str(from_run), progress=_progress(verbose))
         except RunLoadError as exc:
             fail(str(exc))
+        what = f"recorded writes of {from_run}"
+    else:
+        if domain is None:
+            fail("give --domain (airline, retail or telecom) or --from-run RUN")
+        if domain not in t2.DOMAINS:
+            fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
+        splits = t2.task_splits(domain)
+        if split not in splits:
+            fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
         try:
-            write_probes(output, probes)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}")
-        typer.echo(render_counts(probes, fmt.value))
-        if fmt != OutputFormat.json:
-            typer.echo(f"{len(probes)} probes (recorded writes of {from_run}) written to {output}")
-        return
-    if domain is None:
-        fail("give --domain (airline, retail or telecom) or --from-run RUN")
-
-    if domain not in t2.DOMAINS:
-        fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
-    splits = t2.task_splits(domain)
-    if split not in splits:
-        fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
-    try:
-        probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
-    except ValueError as exc:
-        fail(str(exc))
+            probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
+        except ValueError as exc:
+            fail(str(exc))
+        what = f"{domain}/{split}"
     try:
         write_probes(output, probes)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
     typer.echo(render_counts(probes, fmt.value))
     if fmt != OutputFormat.json:
-        typer.echo(f"{len(probes)} probes ({domain}/{split}) written to {output}")
+        typer.echo(f"{len(probes)} probes ({what}) written to {output}")
 
 
 @app.command("eval")
