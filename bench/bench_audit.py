@@ -25,6 +25,7 @@ def main() -> None:
     parser.add_argument("file", nargs="?", type=Path, default=Path(os.environ.get("TAUGUARD_BENCH_FILE", DEFAULT)))
     parser.add_argument("--strategy", default="ledger")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", CI="true")
     times = []
@@ -35,13 +36,14 @@ def main() -> None:
             sys.exit(f"import failed: {done.stderr.strip()}")
         for _ in range(args.repeat):
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "tauguard", "audit", str(Path(tmp) / "bench"), "-s", args.strategy],
+            done = subprocess.run([sys.executable, "-m", "tauguard", "audit", str(Path(tmp) / "bench"), "-s", args.strategy,
+                                   "--workers", str(args.workers)],
                                   capture_output=True, text=True, env=env)
             times.append(time.perf_counter() - start)
             if done.returncode != 0:
                 sys.exit(f"audit failed: {done.stderr.strip()}")
         print("\n".join(done.stdout.splitlines()[:8]))
-    print(f"file: {args.file}  strategy: {args.strategy}")
+    print(f"file: {args.file}  strategy: {args.strategy}  workers: {args.workers}")
     print(f"audit CLI (fresh interpreter, imports included): median {statistics.median(times):.2f} s  runs {[round(t, 2) for t in times]}")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

@@ -156,6 +156,9 @@ def test_audit_classes_holds_and_rescue(runs):
     held = [(w.task_id, w.tool, w.rule_id, w.write_class) for w in ledger.held_writes]
     assert ("17", "update_reservation_baggages", "airline.reservation_owner", "gold_passed") in held
     assert ledger.over_blocking and "stale" in ledger.held_writes[0].reason
+    # spread over two processes: the same decisions in the same order
+    parallel = audit_run(load_run(runs["claude"].run_dir), ["refuse-writes"], workers=2)
+    assert parallel.strategies[0].held_writes == refuse.held_writes and parallel.replay.tool_calls == report.replay.tool_calls
 
 
 def test_audit_counts_a_replay_mismatch(runs, tmp_path):

@@ -26,6 +26,7 @@ def audit(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the full report as JSON here."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     progress: bool = typer.Option(False, "--progress", help="Print progress to stderr."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the simulations over (joblib)."),
 ) -> None:
     """Replay each recorded conversation in τ²'s environment and ask each strategy's gate,
     before every agent write, what it would decide given exactly the recorded prefix.
@@ -68,7 +69,7 @@ def audit(
                 sys.stderr.write(f"  {done}/{total} simulations{end}")
 
     report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
-                       progress=ticker)
+                       progress=ticker, workers=workers)
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)

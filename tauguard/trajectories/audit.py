@@ -230,33 +230,22 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def audit_run(
-    run: Run,
+def _audit_records(
+    records: list[TrialRecord],
+    domain: str,
     strategies: list[str],
-    options: dict[str, Any] | None = None,
-    follow_reads: bool = False,
-    guard_llm: str | None = None,
-    task_ids: list[str] | None = None,
+    options: dict[str, Any],
+    follow_reads: bool,
+    guard_llm: str | None,
     progress: Callable[[int, int], None] | None = None,
-) -> AuditReport:
-    """Audit every recorded conversation of ``run`` with each strategy's gate.
-
-    Raises UnknownStrategyError (a ValueError) for an unknown strategy name.
-    """
-    started = time.perf_counter()
-    options = dict(options or {})
+) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, Counter[str]]:
+    """Replay ``records`` and gate their writes with every strategy (one process)."""
     created = {name: create_strategy(name, options) for name in strategies}
-    records: list[TrialRecord] = [
-        r for r in run.records
-        if r.simulation is not None and r.error is None and (not task_ids or r.task_id in task_ids)
-    ]
-    domain = run.manifest.domains[0]
     tasks = tasks_by_id(domain, {r.task_id for r in records})
     agent_types, _ = t2.tool_types(domain)
     replay_stats = ReplayStats()
     audited: dict[str, list[AuditedWrite]] = {name: [] for name in strategies}
     seconds: Counter[str] = Counter()
-    class_counts: Counter[str] = Counter()
     for index, rec in enumerate(records):
         task = tasks[rec.task_id]
         gold = gold_writes(domain, task)
@@ -290,8 +279,57 @@ def audit_run(
         _count_replay(replay_stats, rec, replay.tool_calls, replay.mismatches)
         if progress is not None:
             progress(index + 1, len(records))
+    return audited, replay_stats, seconds
+
+
+def audit_run(
+    run: Run,
+    strategies: list[str],
+    options: dict[str, Any] | None = None,
+    follow_reads: bool = False,
+    guard_llm: str | None = None,
+    task_ids: list[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+) -> AuditReport:
+    """Audit every recorded conversation of ``run`` with each strategy's gate.
+
+    ``workers`` > 1 spreads the simulations over joblib (loky) processes. Raises
+    UnknownStrategyError (a ValueError) for an unknown strategy name.
+    """
+    started = time.perf_counter()
+    options = dict(options or {})
+    for name in strategies:
+        create_strategy(name, options)  # fail fast on a bad name or options
+    records: list[TrialRecord] = [
+        r for r in run.records
+        if r.simulation is not None and r.error is None and (not task_ids or r.task_id in task_ids)
+    ]
+    domain = run.manifest.domains[0]
+    workers = max(1, min(workers, len(records)))
+    if workers == 1:
+        audited, replay_stats, seconds = _audit_records(records, domain, strategies, options, follow_reads, guard_llm, progress)
+    else:
+        from joblib import Parallel, delayed
+
+        chunks = [records[i::workers] for i in range(workers)]
+        parts = Parallel(n_jobs=workers, backend="loky")(
+            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard_llm) for chunk in chunks
+        )
+        order = {r.key: i for i, r in enumerate(records)}
+        audited = {name: sorted((w for part in parts for w in part[0][name]),
+                                key=lambda w: (order[(domain, w.task_id, w.trial)], w.step)) for name in strategies}
+        replay_stats = ReplayStats()
+        seconds = Counter()
+        for _, stats, secs in parts:
+            for field_ in ("simulations", "tool_calls", "mismatches", "benign", "unfaithful_simulations"):
+                setattr(replay_stats, field_, getattr(replay_stats, field_) + getattr(stats, field_))
+            replay_stats.details.extend(stats.details)
+            seconds.update(secs)
+        if progress is not None:
+            progress(len(records), len(records))
     first_strategy = audited[strategies[0]] if strategies else []
-    class_counts.update(w.write_class for w in first_strategy)
+    class_counts = Counter(w.write_class for w in first_strategy)
     passed_n = sum(bool(r.success) for r in records)
     return AuditReport(
         run_id=run.manifest.run_id,
