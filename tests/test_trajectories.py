@@ -142,7 +142,7 @@ def test_audit_classes_holds_and_rescue(runs):
     from tauguard.store import load_run
     from tauguard.trajectories.audit import audit_run
 
-    report = audit_run(load_run(runs["claude"].run_dir), ["react", "refuse-writes", "ledger"])
+    report = audit_run(load_run(runs["claude"].run_dir), ["react", "refuse-writes", "ledger"], follow_reads=True)
     assert (report.simulations, report.passed, report.failed) == (3, 2, 1)
     assert report.class_counts == {"gold_passed": 3, "gold_failed": 5, "off_gold_failed": 1, "off_gold_passed": 0}
     assert report.replay.tool_calls > 0 and report.replay.mismatches == 0
@@ -156,6 +156,9 @@ def test_audit_classes_holds_and_rescue(runs):
     held = [(w.task_id, w.tool, w.rule_id, w.write_class) for w in ledger.held_writes]
     assert ("17", "update_reservation_baggages", "airline.reservation_owner", "gold_passed") in held
     assert ledger.over_blocking and "stale" in ledger.held_writes[0].reason
+    # the stale reservation is read again (--follow-reads): the write goes ahead
+    assert ledger.held_writes[0].verdict_after_reads == "ALLOW"
+    assert ledger.by_class["gold_passed"].held_after_reads == 0
     # spread over two processes: the same decisions in the same order
     parallel = audit_run(load_run(runs["claude"].run_dir), ["refuse-writes"], workers=2)
     assert parallel.strategies[0].held_writes == refuse.held_writes and parallel.replay.tool_calls == report.replay.tool_calls

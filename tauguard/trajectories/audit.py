@@ -49,14 +49,15 @@ def write_class(gold_match: bool, passed: bool) -> WriteClass:
     return "off_gold_passed" if passed else "off_gold_failed"
 
 
-def _canonical(arguments: dict[str, Any]) -> str:
+def canonical_arguments(arguments: dict[str, Any]) -> str:
+    """Arguments as canonical JSON, for equality with gold actions."""
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
 def gold_writes(domain: str, task: t2.Task) -> set[tuple[str, str]]:
     """(name, canonical arguments) of the task's gold agent WRITE actions."""
     actions = (task.evaluation_criteria.actions if task.evaluation_criteria else None) or []
-    return {(a.name, _canonical(a.arguments)) for a in actions if t2.is_agent_write(domain, a)}
+    return {(a.name, canonical_arguments(a.arguments)) for a in actions if t2.is_agent_write(domain, a)}
 
 
 class AuditedWrite(BaseModel):
@@ -206,12 +207,9 @@ class _Gate:
         change τ²'s databases, so they run in the replay's environment)."""
         from tauguard.sim.oracle import dedupe, reads_for
 
-        seen = self.seen.model_copy(deep=True)
-        session = self.strategy.new_session(self.context)
         probe = _Gate(self.name, self.strategy, self.context, self.env, self.domain, self.tool_types, False, self.on_write)
-        probe.session = session
-        for event in seen.events:
-            probe.on_event(event, seen)
+        for event in self.seen.events:
+            probe.on_event(event, probe.seen)
         for round_ in range(MAX_READ_ROUNDS):
             reads = dedupe([r for q in decision.required_reads for r in reads_for(self.domain, self.env.tools.db, call, q)])
             if not reads:
@@ -220,7 +218,7 @@ class _Gate:
                 read = read.model_copy(update={"id": f"audit-read-{round_}-{i}"})
                 probe.on_event(ConversationEvent(kind="agent_tool_call", tool_call=read), probe.seen)
                 probe.on_event(call_tool(self.env, read), probe.seen)
-            decision = self._decide(session, call, probe.seen)
+            decision = self._decide(probe.session, call, probe.seen)
             if decision.verdict != Verdict.VERIFY or not decision.required_reads:
                 break
         return decision.verdict.value
@@ -257,7 +255,7 @@ def _audit_records(
 
         def on_write(name: str, step: int, call: ToolCallView, decision: GuardDecision, after: str | None,
                      rec: TrialRecord = rec, gold: set = gold, passed: bool = passed, seen_first: dict = first_off_gold) -> None:
-            match = (call.name, _canonical(call.arguments)) in gold
+            match = (call.name, canonical_arguments(call.arguments)) in gold
             first = False
             if not match and not seen_first.get(name):
                 seen_first[name] = first = True

@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.faults.model import ProbeLabel
 from tauguard.probes.model import Probe
 from tauguard.store import Run
-from tauguard.trajectories.audit import _canonical, gold_writes, write_class
+from tauguard.trajectories.audit import canonical_arguments, gold_writes, write_class
 from tauguard.trajectories.importer import tasks_by_id
 from tauguard.trajectories.replayer import replay_recorded
-from tauguard import tau2compat as t2
 
 CLASS_LABEL: dict[str, ProbeLabel] = {
     "gold_passed": "allow",
@@ -67,7 +67,7 @@ def probes_from_run(run: Run, progress: Callable[[str], None] | None = None) -> 
         replay = replay_recorded(domain, task, (rec.simulation or {}).get("messages") or [], observers=[collector])
         events = replay.conversation.events
         for index, (step, length, call) in enumerate(collector.points):
-            cls = write_class((call.name, _canonical(call.arguments)) in gold, bool(rec.success))
+            cls = write_class((call.name, canonical_arguments(call.arguments)) in gold, bool(rec.success))
             probes.append(Probe(
                 id=f"{domain}/{rec.task_id}/t{rec.trial}/m{step}/{call.name}",
                 domain=domain,
