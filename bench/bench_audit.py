@@ -17,7 +17,15 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "trajectories" / "airline_claude-opus-4-6_user-gpt-4.1.json.gz"
+def _shared(name: str) -> Path:
+    """``shared/trajectories/NAME`` in the first parent folder holding it (main checkout or worktree)."""
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "shared" / "trajectories" / name).exists():
+            return parent / "shared" / "trajectories" / name
+    return Path("shared") / "trajectories" / name
+
+
+DEFAULT = _shared("airline_claude-opus-4-6_user-gpt-4.1.json.gz")
 
 
 def main() -> None:
