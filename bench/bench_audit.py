@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,10 @@ def main() -> None:
         print("\n".join(done.stdout.splitlines()[:8]))
     print(f"file: {args.file}  strategy: {args.strategy}  workers: {args.workers}")
     print(f"audit CLI (fresh interpreter, imports included): median {statistics.median(times):.2f} s  runs {[round(t, 2) for t in times]}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # On a shared machine wall time says little; the CPU time of the child processes does not
+    # depend on how many other processes compete for the cores.
+    print(f"CPU time of all child processes (user + system): {usage.ru_utime + usage.ru_stime:.1f} s")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

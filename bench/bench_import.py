@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,6 +58,10 @@ def main() -> None:
     print(f"file: {args.file}")
     print(f"CLI (fresh interpreter, imports included): median {statistics.median(cli):.2f} s  runs {[round(t, 2) for t in cli]}")
     print(f"library (read + check + write):            median {statistics.median(lib):.2f} s  runs {[round(t, 2) for t in lib]}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # On a shared machine wall time says little; the CPU time of the child processes does not
+    # depend on how many other processes compete for the cores.
+    print(f"CPU time of all child processes (user + system): {usage.ru_utime + usage.ru_stime:.1f} s")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
