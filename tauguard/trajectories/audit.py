@@ -30,7 +30,7 @@ from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
 from tauguard.records import TrialRecord
 from tauguard.registry import create_strategy
-from tauguard.replay import call_tool, fresh_environment, session_context
+from tauguard.replay import feed_session, fresh_environment, session_context
 from tauguard.store import Run
 from tauguard.trajectories.importer import tasks_by_id
 from tauguard.trajectories.replayer import Mismatch, replay_recorded
@@ -39,7 +39,6 @@ WriteClass = Literal["gold_passed", "gold_failed", "off_gold_failed", "off_gold_
 WRITE_CLASSES: tuple[WriteClass, ...] = ("gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed")
 HOLDS = ("VERIFY", "REVISE", "BLOCK")
 OVER_BLOCKING = 0.05  # hold rate on gold-matching writes in passed simulations above which a guard over-blocks
-MAX_READ_ROUNDS = 2
 
 
 def write_class(gold_match: bool, passed: bool) -> WriteClass:
@@ -203,25 +202,21 @@ class _Gate:
                                  rule_id=f"{GUARD_ERROR_RULE}.exception")
 
     def _after_reads(self, call: ToolCallView, decision: GuardDecision) -> str:
-        """Gate again in a fresh session after the reads the VERIFY names (reads do not
-        change τ²'s databases, so they run in the replay's environment)."""
-        from tauguard.sim.oracle import dedupe, reads_for
+        """Gate again in a fresh session after the reads the VERIFY names
+        (:func:`tauguard.probes.follow_reads.gate_after_reads`; reads do not change τ²'s
+        databases, so they run in the replay's environment)."""
+        from tauguard.probes.follow_reads import gate_after_reads
 
-        probe = _Gate(self.name, self.strategy, self.context, self.env, self.domain, self.tool_types, False, self.on_write)
-        for event in self.seen.events:
-            probe.on_event(event, probe.seen)
-        for round_ in range(MAX_READ_ROUNDS):
-            reads = dedupe([r for q in decision.required_reads for r in reads_for(self.domain, self.env.tools.db, call, q)])
-            if not reads:
-                break
-            for i, read in enumerate(reads):
-                read = read.model_copy(update={"id": f"audit-read-{round_}-{i}"})
-                probe.on_event(ConversationEvent(kind="agent_tool_call", tool_call=read), probe.seen)
-                probe.on_event(call_tool(self.env, read), probe.seen)
-            decision = self._decide(probe.session, call, probe.seen)
-            if decision.verdict != Verdict.VERIFY or not decision.required_reads:
-                break
-        return decision.verdict.value
+        session = self.strategy.new_session(self.context)
+        if session is None:
+            return Verdict.ALLOW.value
+        conversation = Conversation(events=list(self.seen.events))
+        feed_session(session, conversation)
+        try:
+            final, _ = gate_after_reads(session, self.domain, self.env, conversation, call, decision, "audit-read")
+        except Exception:  # a crashing guard holds, as in live runs
+            return Verdict.VERIFY.value
+        return final.verdict.value
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -267,7 +262,7 @@ def _audit_records(
             ))
 
         gates = [
-            _Gate(name, strategy, session_context(domain, rec.task_id, options, guard_llm), env, domain,
+            _Gate(name, strategy, session_context(domain, rec.task_id, guard_llm=guard_llm), env, domain,
                   agent_types, follow_reads, on_write)
             for name, strategy in created.items()
         ]
