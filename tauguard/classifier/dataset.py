@@ -45,8 +45,8 @@ class ProbeSet(BaseModel):
     sha256: str  # of the probes themselves (canonical JSON lines), not of the file's bytes
     examples: list[LabelledState]
     unmatched_clauses: int  # probes whose clause text is not in the clause pool
-    # Built by `tauguard probes build` (sim gold plans + catalogued faults), not real trajectories:
-    # such probes carry the replay errors recorded at build time.
+    # Built by `tauguard probes build` from the sim's gold plans and catalogued faults, not from
+    # recorded trajectories (`probes build --from-run` sets label_source on those).
     simulated: bool = True
 
     @property
@@ -126,7 +126,7 @@ def load_probe_set(path: Path) -> ProbeSet:
         )
     return ProbeSet(
         path=str(path), domain=domain, sha256=probe_set_hash(probes), examples=examples, unmatched_clauses=unmatched,
-        simulated=all(p.prefix_errors is not None for p in probes),
+        simulated=any(p.label_source is None for p in probes),
     )
 
 
