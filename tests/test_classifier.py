@@ -22,6 +22,7 @@ from tauguard.conversation import Conversation, ToolCallView
 from tauguard.datafiles import load_toml
 from tauguard.guard import SessionContext, Verdict
 from tauguard.probes.model import Probe
+from tauguard_strategies.classifier import ClassifierOptions
 from tauguard_strategies.classifier.session import ClassifierSession, Gate
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 
@@ -183,6 +184,12 @@ def test_artifact_errors_are_one_line(tmp_path: Path) -> None:
         with pytest.raises(ArtifactError, match=message) as info:
             load()
         assert "\n" not in str(info.value)
+    # one artifact per domain through the strategy option's {domain} placeholder
+    (tmp_path / "clf-airline.joblib").write_bytes(path.read_bytes())
+    options = ClassifierOptions(artifact=str(tmp_path / "clf-{domain}.joblib"))
+    assert Gate.build("airline", options, use_llm=False).artifact is not None
+    with pytest.raises(ArtifactError, match="clf-retail.joblib' does not exist"):
+        Gate.build("retail", options, use_llm=False)
 
 
 def test_split_and_probe_file_checks() -> None:

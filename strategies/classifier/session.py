@@ -38,7 +38,9 @@ class Gate:
         if use_llm:
             retriever = make_retriever(options.retriever or "bm25", clause_pool(domain), options.encoder)
             return cls(domain, retriever, options.k)
-        artifact = load_artifact(options.artifact, domain=domain, representation=options.representation)
+        # "{domain}" in the path picks one artifact per domain (a run over several domains).
+        path = options.artifact.replace("{domain}", domain)
+        artifact = load_artifact(path, domain=domain, representation=options.representation)
         return cls(domain, artifact.retriever(options.retriever, options.encoder), options.k, artifact)
 
     def retrieve(self, state: DecisionState) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ class ClassifierOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    artifact: str | None = Field(default=None, description="path of a trained artifact (tauguard classifier train); needed unless the LLM backend is used")
+    artifact: str | None = Field(default=None, description="path of a trained artifact (tauguard classifier train; '{domain}' in it is replaced by each run domain); needed unless the LLM backend is used")
     backend: Literal["auto", "sklearn", "llm"] = Field(default="auto", description="auto: the LLM backend when --guard-llm is set, else the artifact")
     representation: Representation | None = Field(default=None, description="expected representation; an artifact trained on another one is an error")
     retriever: Literal["bm25", "tfidf", "encoder"] | None = Field(default=None, description="clause retriever (default: the artifact's, else bm25)")
