@@ -58,6 +58,9 @@ def train(
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory (retriever encoder)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the classifier and of the mismatched / injected clause draws."),
     c: float = typer.Option(1.0, "--C", help="Inverse regularisation strength of the logistic regression."),
+    train_policy: str = typer.Option(
+        "gold", "--train-policy", help="The clause in the training states: gold (the paper), retrieved (as deployed) or none."
+    ),
     test: Optional[Path] = typer.Option(None, "--test", help="Also evaluate on these (disjoint) probes, retrieved clause."),
     resamples: int = typer.Option(2000, "--resamples", help="Task-clustered bootstrap resamples."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
@@ -72,9 +75,12 @@ def train(
 
     _check_choice(representation, REPRESENTATIONS, "representation")
     _check_choice(retriever, RETRIEVERS, "retriever")
+    _check_choice(train_policy, ("gold", "retrieved", "none"), "training policy input")
     train_set = _load(probes)
     test_set = _load(test) if test is not None else None
-    artifact = train_artifact(train_set, representation, retriever=retriever, encoder=encoder, seed=seed, C=c)  # type: ignore[arg-type]
+    artifact = train_artifact(
+        train_set, representation, retriever=retriever, encoder=encoder, seed=seed, C=c, train_policy=train_policy  # type: ignore[arg-type]
+    )
     result = evaluate(artifact, test_set, "retrieved", n_resamples=resamples, seed=seed) if test_set is not None else None
     try:
         artifact.save(output)
@@ -83,7 +89,7 @@ def train(
     meta = artifact.meta
     parts = [
         f"trained {meta.representation} classifier for {meta.domain} on {len(meta.probe_ids)} probes "
-        f"({', '.join(f'{k} {v}' for k, v in sorted(meta.labels.items()))}); retriever {meta.retriever}, seed {meta.seed}\n"
+        f"({', '.join(f'{k} {v}' for k, v in sorted(meta.labels.items()))}); {meta.train_policy} clause, retriever {meta.retriever}, seed {meta.seed}\n"
         f"probe set sha256 {meta.probe_set_sha256[:16]}…; artifact written to {output}"
     ]
     if train_set.unmatched_clauses:
