@@ -16,6 +16,8 @@ from tauguard.config import SIM
 from tauguard.guard import Strategy
 from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
+from tauguard.execution.processes import exit_with_parent
+from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None
 
@@ -152,11 +154,15 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         )
     except Exception as exc:  # an infrastructure error, kept apart from task failures
         tb = traceback.format_exc(limit=8)
-        record = TrialRecord(**base, error=f"{type(exc).__name__}: {exc}\n{tb}", duration_s=time.perf_counter() - start)
+        # Providers may echo the request's key in their error text: scrub before it leaves.
+        error = scrub(f"{type(exc).__name__}: {exc}\n{tb}")
+        record = TrialRecord(**base, error=error, duration_s=time.perf_counter() - start)
     return record.model_dump(mode="json")
 
 
 def run_units(specs: list[UnitSpec]) -> list[dict[str, Any]]:
     """Run several units in this worker (the trials of one task: its cached gold-side state
     and plan are reused)."""
+    if specs:
+        exit_with_parent(specs[0].parent_pid)
     return [run_unit(spec) for spec in specs]
