@@ -123,7 +123,7 @@ def load_floors(path: str | Path) -> FloorsConfig:
         raise GateInputError(f"floors file not found: {path}") from None
     except OSError as exc:
         raise GateInputError(f"cannot read floors file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GateInputError(f"invalid TOML in {path}: {exc}") from None
     try:
         config = FloorsConfig.model_validate(data)

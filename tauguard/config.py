@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tauguard.errors import TauguardInputError
 from tauguard.secrets import credential_keys, redact
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +24,7 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
 MAX_RUN_ID = 128
 
 
-class ConfigError(ValueError):
+class ConfigError(TauguardInputError):
     """A configuration value is invalid; the message is one line for the user."""
 
 

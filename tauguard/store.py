@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from pydantic import ValidationError
 
+from tauguard.errors import TauguardInputError
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 
@@ -37,11 +38,11 @@ LOCK = ".lock"
 _CREATING = ".creating-"  # suffix of a run folder being built: ".<run_id>.creating-<pid>"
 
 
-class RunLoadError(ValueError):
+class RunLoadError(TauguardInputError):
     """A run directory is missing, unreadable or corrupt."""
 
 
-class RunFolderError(ValueError):
+class RunFolderError(TauguardInputError):
     """A run folder cannot be written: it exists, is locked by another writer, or cannot be made."""
 
 

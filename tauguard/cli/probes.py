@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
 
 app = typer.Typer(
     help="Gate probes: pre-action decision states labelled allow / verify / refuse (see docs/probes.md).",
@@ -43,6 +43,7 @@ def build(
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
 
+    check_output_file(output, "-o/--output")
     if domain not in t2.DOMAINS:
         fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
     splits = t2.task_splits(domain)
@@ -77,13 +78,13 @@ def eval_(
     from tauguard.probes.evaluate import check_probes, evaluate_probes
     from tauguard.probes.model import ProbeFileError, read_probes
     from tauguard.probes.render import render_report
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.registry import create_strategy
 
     options = parse_strategy_options(strategy_option)
     try:
-        get_strategy_class(strategy)
-    except UnknownStrategyError as exc:
-        fail(str(exc))
+        create_strategy(strategy, options)  # unknown names and bad options fail here, in one line
+    except (ValueError, TypeError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     try:
         items = read_probes(probes)
     except ProbeFileError as exc:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, fail, note_live_runs
 
 if TYPE_CHECKING:
     from tauguard.summary import RunSummary
@@ -80,9 +80,11 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        summary = summarize(load_run(run_dir))
+        run = load_run(run_dir)
+        summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))
+    note_live_runs([run])
     if fmt == "json":
         typer.echo(summary.model_dump_json(indent=2))
     else:

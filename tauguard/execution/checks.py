@@ -13,36 +13,49 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tauguard.errors import TauguardInputError
 from tauguard.config import SIM, RunConfig
 
 
-class PlanError(ValueError):
+class PlanError(TauguardInputError):
     """The run cannot be planned (bad task id, option, model, folder...); one line for the user."""
 
 
 def first_line(exc: BaseException) -> str:
-    """The first non-empty line of an exception's message."""
+    """A one-line description of an exception (a validation error names field, value and rule)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or exc.title
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        return f"invalid option '{loc}' ({err.get('input')!r}): {msg}"
     for line in str(exc).splitlines():
         if line.strip():
             return line.strip()
     return type(exc).__name__
 
 
-def check_strategy(config: RunConfig) -> None:
-    """Create the strategy once with the run's options, so unknown or ill-typed options
-    fail here instead of inside every worker."""
+def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None) -> None:
+    """Create the strategy with the run's options and one session per domain, so unknown or
+    ill-typed options fail here instead of inside every worker."""
     from tauguard.registry import create_strategy
 
     try:
         strategy = create_strategy(config.strategy, dict(config.strategy_options))
-    except (ValueError, TypeError, KeyError) as exc:
-        raise PlanError(first_line(exc)) from None
-    check = getattr(strategy, "check_domains", None)
-    if callable(check):
-        try:
+        check = getattr(strategy, "check_domains", None)
+        if callable(check):
             check(list(config.domains))
-        except ValueError as exc:
-            raise PlanError(first_line(exc)) from None
+        if tasks:
+            from tauguard.replay import session_context
+
+            for domain, ids in tasks.items():
+                if ids:
+                    strategy.new_session(
+                        session_context(domain, ids[0], dict(config.strategy_options), config.guard_llm, config.role_args("guard"))
+                    )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
 
 
 def load_fault_profile(name: str) -> dict[str, Any]:

@@ -102,9 +102,10 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     config = _as_config(config)
     check_out_dir(Path(config.out))
     check_backend(config.backend)
-    check_strategy(config)
+    check_strategy(config)  # unknown name: before loading tau2's tasks
     profile = load_fault_profile(config.faults)
     tasks = resolve_tasks(config)
+    check_strategy(config, tasks)
     check_models(config)
     run_dir = Path(config.out) / default_run_id(config)
     if run_dir.exists() or run_dir.is_symlink():
@@ -134,7 +135,7 @@ def plan_resume(run_dir: str | Path, *, workers: int | None = None, backend: str
     manifest = read_manifest(run_dir)
     config = _stored_config(run_dir, manifest, workers, backend)
     check_backend(config.backend)
-    check_strategy(config)
+    check_strategy(config, manifest.task_ids)
     check_models(config)
     return RunPlan(
         config=config, tasks=manifest.task_ids, fault_profile=manifest.fault_profile, manifest=manifest,

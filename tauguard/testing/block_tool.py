@@ -32,5 +32,15 @@ class BlockToolStrategy(Strategy):
     description = "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."
     hooks = ("before_write",)
 
+    def check_domains(self, domains: list[str]) -> None:
+        """The blocked tool must be a WRITE tool of every domain of the run."""
+        from tauguard import tau2compat as t2
+
+        tool = str(self.options.get("tool", "cancel_reservation"))
+        for domain in domains:
+            writes = sorted(n for n, kind in t2.tool_types(domain)[0].items() if kind == "WRITE")
+            if tool not in writes:
+                raise ValueError(f"option tool={tool!r} is not a WRITE tool of {domain}; allowed: {', '.join(writes)}")
+
     def new_session(self, context: SessionContext) -> GuardSession:
         return _BlockToolSession(str(self.options.get("tool", "cancel_reservation")))
