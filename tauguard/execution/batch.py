@@ -9,6 +9,7 @@ skipped, so a run killed at any moment resumes with no lost and no duplicated un
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from tauguard.config import RunConfig
 from tauguard.execution.plan import UnitSpec
 from tauguard.execution.processes import clean_joblib_folders, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
+from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
 
 
@@ -144,7 +146,9 @@ def run_batch(
             with sigterm_as_interrupt():
                 stream = execute(pending, config.workers, config.backend)
                 for raw in stream:
-                    record = TrialRecord.model_validate(raw)
+                    # Scrubbed once here, so progress lines, callbacks and the file never
+                    # see a credential a provider echoed back.
+                    record = TrialRecord.model_validate_json(scrub(json.dumps(raw)))
                     writer.write(record)
                     progress.update(record)
                     if on_record is not None:
