@@ -99,7 +99,13 @@ def eval_(
 
     try:
         check_probes(items)
-    except ValueError as exc:
-        fail(str(exc))
+        # Options are validated where a session is made: make one before scoring anything.
+        from tauguard.replay import session_context
+
+        create_strategy(strategy, options).new_session(session_context(items[0].domain, items[0].task_id, options))
+    except (ValueError, TypeError) as exc:
+        from tauguard.execution.checks import first_line
+
+        fail(first_line(exc))
     report = evaluate_probes(strategy, items, options, progress=ticker)
     typer.echo(render_report(report, fmt.value))

@@ -47,7 +47,8 @@ def render(summary: "RunSummary", fmt: str) -> str:
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")
-    lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), k = 1..{k}")
+    ks = f"k = 1..{k}" if k else "no evaluated trial yet"
+    lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), {ks}")
     lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import tauguard
+from pydantic import ValidationError
 from tauguard.faults.catalog import faults_by_id
 from tauguard.faults.model import FaultProfile
 
@@ -44,7 +45,12 @@ def load_profile(name_or_path: str | Path) -> FaultProfile:
     try:
         with open(path, "rb") as fh:
             profile = FaultProfile.model_validate(tomllib.load(fh))
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "profile"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"invalid fault profile {path}: {where}: {msg}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"invalid fault profile {path}: {exc}") from exc
     unknown = sorted(set(profile.rates) - set(faults_by_id()))
     if unknown:
