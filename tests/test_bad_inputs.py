@@ -140,8 +140,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return t
 
 
-def test_the_battery_has_at_least_60_inputs():
+def test_the_battery_has_at_least_60_inputs_and_the_docs_list_them():
     assert len(CASES) >= 60 and len({c[0] for c in CASES}) == len(CASES)
+    table = (Path(__file__).resolve().parent.parent / "docs" / "bad_inputs.md").read_text(encoding="utf-8")
+    assert [c[0] for c in CASES if f"`{c[0]}`" not in table] == []
 
 
 @pytest.mark.parametrize("args, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
