@@ -4,7 +4,7 @@ from pathlib import Path
 sys.path.insert(0, "tests")
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ.pop("OPENAI_API_KEY", None)
-import pytest
+TARGET = Path(os.environ.get("OUT", "docs/bad_inputs.md")).resolve()
 import test_bad_inputs as T
 from tauguard.cli.main import main
 
@@ -27,7 +27,7 @@ for cid, args, frag in T.CASES:
     shown = " ".join("'" + a.replace(str(scratch), "T") + "'" if (" " in a or a == "" or "{" in a) else a.replace(str(scratch), "T") for a in argv)
     if len(shown) > 90: shown = shown[:87] + "..."
     rows.append((cid, shown, code, line))
-with open(os.environ.get("OUT", "docs/bad_inputs.md"), "w") as fh:
+with open(TARGET, "w") as fh:
     fh.write("""# Bad inputs: one `error:` line, exit 2, nothing written
 
 Every row is a case of `tests/test_bad_inputs.py` (one parametrised test, run in-process
