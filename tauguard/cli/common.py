@@ -64,6 +64,12 @@ def note_live_runs(runs: Any) -> None:
         if getattr(run, "live", False):
             pid = run.live_pid if run.live_pid and run.live_pid > 0 else "unknown"
             typer.echo(f"note: run {run.path} is live (being written by PID {pid}); its figures are partial", err=True)
+        elif run.manifest.status == "running":
+            typer.echo(
+                f"note: run {run.path} stopped before finishing (no process is writing it); "
+                f"finish it with: tauguard run --resume {run.path}",
+                err=True,
+            )
         key = Path(run.path).resolve()
         if key in seen:
             typer.echo(f"note: {run.path} is the same run as {seen[key].path}: it is compared with itself", err=True)

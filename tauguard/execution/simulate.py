@@ -97,12 +97,25 @@ def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> Any:
     )
 
 
+_LOGS_SCRUBBED = False
+
+
+def _scrub_logs(logger: Any) -> None:
+    # --verbose shows tau2's own log lines; they may quote a provider's error (and its key).
+    global _LOGS_SCRUBBED
+    if not _LOGS_SCRUBBED:
+        logger.configure(patcher=lambda record: record.update(message=scrub(record["message"])))
+        _LOGS_SCRUBBED = True
+
+
 def run_unit(spec: UnitSpec) -> dict[str, Any]:
     """Run one simulation end to end; never raises (errors become the record's ``error``)."""
-    if not spec.verbose:
-        from loguru import logger
+    from loguru import logger
 
+    if not spec.verbose:
         logger.disable("tau2")
+    else:
+        _scrub_logs(logger)
     start = time.perf_counter()
     base = dict(
         run_id=spec.run_id, domain=spec.domain, task_id=spec.task_id, trial=spec.trial, seed=spec.seed,
