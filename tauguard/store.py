@@ -128,7 +128,8 @@ def lock_holder(run_dir: str | Path) -> int | None:
     return None
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (possibly owned by another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -143,7 +144,7 @@ def _remove_stale_builds(out: Path, run_id: str) -> None:
     # their creator is gone.
     for tmp in out.glob(f".{run_id}{_CREATING}*"):
         pid = tmp.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from tauguard.store import pid_alive
+
 SHM = Path("/dev/shm")
 _JOBLIB_PREFIX = "joblib_memmapping_folder_"
 _WATCHING = False
@@ -38,16 +40,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_joblib_folders(owner_pid: int | None = None) -> int:
     """Remove joblib's ``/dev/shm`` memmapping folders of ``owner_pid`` (this process by
     default) and of processes that no longer exist; returns how many were removed."""
@@ -62,7 +54,7 @@ def clean_joblib_folders(owner_pid: int | None = None) -> int:
         if not pid_text.isdigit():
             continue
         pid = int(pid_text)
-        if pid == owner or not _pid_alive(pid):
+        if pid == owner or not pid_alive(pid):
             shutil.rmtree(path, ignore_errors=True)
             removed += 1
     return removed
