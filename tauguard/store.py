@@ -70,6 +70,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def busy_error(run_dir: Path, holder: int | None) -> RunFolderError:
+    """The one-line error for a run folder another process is writing."""
+    who = f"process {holder}" if holder and holder > 0 else "another process"
+    return RunFolderError(f"run {run_dir} is being written by {who}; wait for it to finish (or stop it) before resuming")
+
+
 class RunLock:
     """The exclusive writer lock of a run folder (released by :meth:`release` or process death)."""
 
@@ -87,11 +93,7 @@ class RunLock:
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            holder = _read_pid(path)
-            who = f"process {holder}" if holder else "another process"
-            raise RunFolderError(
-                f"run {run_dir} is being written by {who}; wait for it to finish (or stop it) before resuming"
-            ) from None
+            raise busy_error(run_dir, _read_pid(path)) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         os.fsync(fd)

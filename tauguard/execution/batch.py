@@ -130,6 +130,7 @@ def run_batch(
     holds; it is released here). SIGTERM is handled like Ctrl-C: the manifest says
     ``interrupted`` and KeyboardInterrupt propagates."""
     try:
+        clean_joblib_folders()  # leftovers of killed runs (their owners are gone)
         all_units = units(manifest, config, verbose=verbose)
         done = completed_keys(run_dir)
         pending = [u for u in all_units if u.key not in done]

@@ -27,7 +27,7 @@ from tauguard.execution.checks import (
 from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import drop_redacted
-from tauguard.store import RunLock, completed_keys, create_run_dir, read_manifest
+from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
 
 OnRecord = Callable[[TrialRecord, Progress], None]
 
@@ -133,6 +133,9 @@ def plan_resume(run_dir: str | Path, *, workers: int | None = None, backend: str
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
+    holder = lock_holder(run_dir)
+    if holder is not None:  # fail fast; execute() takes the lock for real
+        raise busy_error(run_dir, holder)
     config = _stored_config(run_dir, manifest, workers, backend)
     check_backend(config.backend)
     check_strategy(config, manifest.task_ids)
