@@ -8,7 +8,7 @@ command starts again) or a resumable one (a valid manifest); no half-built folde
 
 Simulation only (the sim agent with the realistic fault profile). Usage (slow; run niced):
 
-    nice -n 10 python bench/kill_battery.py --kills 20 --out /tmp/killbattery > kill_battery.log
+    nice -n 10 python bench/kill_battery.py --kills 20 --out /tmp/tauguard-kill-battery > kill_battery.log
 """
 
 from __future__ import annotations
@@ -67,10 +67,11 @@ def _state(out: Path, name: str) -> str:
 
 
 def main() -> None:
+    from tauguard.store import lock_holder
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--num-tasks", type=int, default=10)
-    parser.add_argument("--max-delay", type=float, default=25.0, help="latest kill, seconds after a start")
     parser.add_argument("--seed", type=int, default=11, help="seed of the kill times")
     parser.add_argument("--out", type=Path, default=Path("/tmp/tauguard-kill-battery"))
     args = parser.parse_args()
@@ -91,22 +92,23 @@ def main() -> None:
             _cmd(args.out, name, args.num_tasks, resume), env=_env(), stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True,
         )
+        run_dir = args.out / name
         if i in startup_kills and not resume:
-            point = "start-up (folder being built)"
+            point = "start-up (run folder being built)"
             while proc.poll() is None and not any(p.name.startswith(f".{name}.") or p.name == name for p in args.out.iterdir()):
                 time.sleep(0.005)
         elif i in startup_kills:
-            point = "start-up of a resume (lock taken, before the first new record)"
-            before = len(_lines(args.out / name))
-            while proc.poll() is None and not (args.out / name / ".lock").exists():
+            point = "start-up of a resume (lock just taken)"
+            while proc.poll() is None and lock_holder(run_dir) != proc.pid:
                 time.sleep(0.005)
-            time.sleep(rng.uniform(0.0, 1.0))
-            if len(_lines(args.out / name)) != before:
-                point = "early in a resume"
         else:
-            delay = rng.uniform(0.5, args.max_delay)
-            point = f"{delay:.1f}s after start"
+            # a random point of the run: after 0-3 new records, plus up to 2 s (mid-unit)
+            before, wanted = len(_lines(run_dir)), rng.randint(0, 3)
+            while proc.poll() is None and len(_lines(run_dir)) < before + wanted:
+                time.sleep(0.01)
+            delay = rng.uniform(0.0, 2.0)
             time.sleep(delay)
+            point = f"{wanted} new records + {delay:.1f}s"
         if proc.poll() is not None:
             print(f"kill {i + 1:2d}: process had already finished (rc {proc.returncode}) before {point}", flush=True)
             if proc.returncode == 0:
