@@ -159,7 +159,11 @@ def execute(
     p = run_plan
     if p.resumed:
         lock = RunLock.acquire(p.run_dir)
-        p.manifest = read_manifest(p.run_dir)  # the holder before us may have updated it
+        try:
+            p.manifest = read_manifest(p.run_dir)  # the holder before us may have updated it
+        except BaseException:
+            lock.release()
+            raise
     else:
         lock = create_run_dir(p.run_dir.parent, p.run_dir.name, p.manifest)
     progress = run_batch(p.run_dir, p.manifest, p.config, lock, on_record=on_record, on_start=on_start, verbose=verbose)
