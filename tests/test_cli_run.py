@@ -121,7 +121,7 @@ def test_config_file_is_used_and_flags_override_it(tmp_path: Path, capsys, monke
 def test_strategies_lists_builtins(capsys, monkeypatch):
     _, out, _ = _cli(["strategies", "--format", "json"], capsys, monkeypatch)
     names = {row["name"]: row for row in json.loads(out)}
-    assert {"react", "refuse-writes", "block-tool"} <= set(names)
+    assert {"react", "refuse-writes", "ledger", "action-guard"} <= set(names) and "block-tool" not in names
     assert names["react"]["origin"] == "built-in"
 
 

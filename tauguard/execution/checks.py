@@ -37,23 +37,25 @@ def first_line(exc: BaseException) -> str:
 
 
 def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None) -> None:
-    """Create the strategy with the run's options and one session per domain, so unknown or
-    ill-typed options fail here instead of inside every worker."""
+    """Create the strategy with the run's options (unknown or ill-typed options fail here),
+    check them against the run's domains and, once tasks are known, make one session per
+    domain: whatever would fail in every worker fails here, before any work."""
+    from tauguard.errors import TauguardInputError
     from tauguard.registry import create_strategy
 
     try:
         strategy = create_strategy(config.strategy, dict(config.strategy_options))
-        check = getattr(strategy, "check_domains", None)
-        if callable(check):
-            check(list(config.domains))
+        strategy.check_domains(list(config.domains))
         if tasks:
             from tauguard.replay import session_context
 
             for domain, ids in tasks.items():
                 if ids:
                     strategy.new_session(
-                        session_context(domain, ids[0], dict(config.strategy_options), config.guard_llm, config.role_args("guard"))
+                        session_context(domain, ids[0], guard_llm=config.guard_llm, guard_llm_args=config.role_args("guard"))
                     )
+    except TauguardInputError as exc:
+        raise PlanError(first_line(exc)) from None
     except (ValueError, TypeError, KeyError) as exc:
         raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
 

@@ -11,13 +11,7 @@ from typing import Any
 from tauguard.config import RunConfig
 from tauguard.execution.batch import now_iso
 from tauguard.execution.checks import PlanError
-from tauguard.records import Manifest
-
-SIM_MANIFEST_NOTE = (
-    "SIMULATION: this run used the built-in sim model (agent and/or user); "
-    "its numbers are not findings about real LLMs."
-)
-
+from tauguard.records import SIMULATION_NOTE, Manifest
 
 def resolve_tasks(config: RunConfig) -> dict[str, list[str]]:
     """Task ids per domain, validated against tau2's split files."""
@@ -71,12 +65,15 @@ def git_commit() -> str | None:
 
 
 def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], profile: dict[str, Any]) -> Manifest:
-    """The manifest of a new run (secrets redacted)."""
+    """The manifest of a new run (secrets redacted; strategy options validated, defaults filled in)."""
+    from tauguard.registry import validated_options
+
+    config = config.model_copy(update={"strategy_options": validated_options(config.strategy, config.strategy_options)})
     redacted = config.redacted()
     stamp = now_iso()
     return Manifest(
         run_id=run_id, created_at=stamp, updated_at=stamp, simulated=config.simulated,
-        note=SIM_MANIFEST_NOTE if config.simulated else None,
+        note=SIMULATION_NOTE if config.simulated else None,
         strategy=config.strategy, strategy_options=config.strategy_options, domains=config.domains,
         split=config.split, task_ids=tasks, trials=config.trials, agent_llm=config.agent_llm,
         user_llm=config.user_llm, guard_llm=config.guard_llm, llm_args=redacted["llm_args"], seed=config.seed,
