@@ -46,6 +46,7 @@ class ProbeOutcome(BaseModel):
     reason: str = ""
     fault_id: str | None = None
     fault_class: str | None = None
+    label_source: str | None = None  # e.g. "outcome:off_gold_failed" for probes of recorded writes
     reproduced: bool = True  # the prefix replayed with exactly the expected tool errors
     replay_errors: list[str] = Field(default_factory=list)
     # The label after an agent performs the reads a VERIFY asked for and the call is gated
@@ -185,6 +186,7 @@ def gate_probe(
         reason=reason,
         fault_id=probe.fault_id,
         fault_class=probe.fault_class,
+        label_source=probe.label_source,
         reproduced=failures == expected,
         replay_errors=failures,
         predicted_after_reads=after,
@@ -230,7 +232,7 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
         by_domain.setdefault(o.domain, Counter())[o.label] += 1
     by_class: dict[str, dict[str, float]] = {}
     for o in outcomes:
-        entry = by_class.setdefault(o.fault_class or "gold", {"n": 0, "correct": 0})
+        entry = by_class.setdefault(o.fault_class or o.label_source or "gold", {"n": 0, "correct": 0})
         entry["n"] += 1
         entry["correct"] += int(o.predicted == o.label)
     for entry in by_class.values():

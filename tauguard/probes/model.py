@@ -40,6 +40,9 @@ class Probe(BaseModel):
     # failing gold calls). None: none declared, so any replay error means the prefix did not
     # reproduce.
     prefix_errors: list[str] | None = None
+    # How ``label`` was derived when it is not a catalogued fault's, e.g.
+    # "outcome:off_gold_failed" for a write of a recorded conversation (probes build --from-run).
+    label_source: str | None = None
 
 
 class ProbeFileError(TauguardInputError):
