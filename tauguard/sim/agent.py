@@ -72,6 +72,7 @@ class SimAgent:
         self.realized: dict[int, ToolCallView] = {}  # id(step) -> the call it will make
         self.remediations: dict[int, int] = {}
         self.awaiting_confirm: Step | None = None
+        self.proposals: dict[int, str] = {}  # id(confirm step) -> the guard's reason for a revision
         self.turn = 0
         self.call_counter = 0
         self.closed = False
@@ -144,8 +145,8 @@ class SimAgent:
             assert step.call is not None
             call = self._realize_for_confirm(step)
             self.awaiting_confirm = step
-            if step.infos:  # a guard's revision, proposed to the user
-                return self._text(texts.revision_request(call.name, call.arguments, step.infos[0]))
+            if id(step) in self.proposals:  # a guard's revision, proposed to the user
+                return self._text(texts.revision_request(call.name, call.arguments, self.proposals.pop(id(step))))
             # the same note the plan carries for the gold call (replay uses the plan's)
             note = confirmation_note(self.domain, self.environment.tools.db, call)
             return self._text(texts.confirm_request(call.name, call.arguments, note))
@@ -292,12 +293,9 @@ class SimAgent:
     def _queue_revision(self, step: Step, revised: ToolCallView, decision: GuardDecision) -> None:
         plan_id = step.call.id if step.call is not None else revised.id
         proposal = Step(
-            kind="confirm",
-            call=revised.model_copy(update={"id": plan_id}),
-            infos=[decision.reason or "the guard asked for a change"],
-            write_index=step.write_index,
-            gold=step.gold,
+            kind="confirm", call=revised.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold
         )
+        self.proposals[id(proposal)] = decision.reason or "the guard asked for a change"
         self.realized[id(step)] = revised
         self.queue = [proposal, step, *self.queue]
 
