@@ -36,7 +36,8 @@ class GoldConflict(BaseModel):
     tool: str
     clause: str  # verbatim policy text the write contradicts
     facts: str  # what the reads show
-    ledger: LedgerExpectation
+    # The ledger's verdict; None when the conflict is dialogue-level and the ledger allows.
+    ledger: LedgerExpectation | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

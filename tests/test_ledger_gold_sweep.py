@@ -21,7 +21,7 @@ REJECTED_BY_TAU2 = {("retail", "12", 0), ("retail", "13", 0), ("retail", "64", 0
 
 # Gold writes that contradict the policy text once the facts are observed, with the ledger's
 # verdict in the compliant sweep: the one list in tauguard/gold_conflicts.toml.
-POLICY_CONFLICTS = {c.key: (Verdict(c.ledger.verdict), c.ledger.rule_id) for c in gold_conflicts()}
+POLICY_CONFLICTS = {c.key: (Verdict(c.ledger.verdict), c.ledger.rule_id) for c in gold_conflicts() if c.ledger is not None}
 
 
 @pytest.fixture(scope="module")
