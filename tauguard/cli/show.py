@@ -21,29 +21,41 @@ def render(summary: "RunSummary", fmt: str) -> str:
     """Render a summary as table or markdown text."""
     from tabulate import tabulate
 
+    from tauguard.metrics import METRICS
+
     tablefmt = "github" if fmt == "markdown" else "simple"
     s = summary
     lines = []
     if s.simulated:
-        from tauguard.summary import SIM_NOTE
+        from tauguard.records import SIMULATION_NOTE as SIM_NOTE
 
         lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
+    if s.source_note:
+        lines.append(("> " + s.source_note) if fmt == "markdown" else s.source_note)
     lines.append(
         f"run {s.run_id} [{s.status}]  strategy={s.strategy}  domains={','.join(s.domains)}/{s.split}  "
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
         + f"  faults={s.fault_profile}"
     )
     lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
+    if s.status != "completed" or s.recorded_units < s.planned_units:
+        lines.append(
+            f"warning: incomplete run: {s.recorded_units} of {s.planned_units} planned units recorded, "
+            f"status {s.status} (`tauguard run --resume` on the run directory finishes it)"
+        )
+    if s.metrics.skipped_lines:
+        lines.append(f"warning: {s.metrics.skipped_lines} unparsable record line(s) skipped")
     k = s.metrics.max_k
+    shown = [m for m in METRICS if m.shown]
     rows = []
     for sl in s.metrics.slices:
         row = {"slice": sl.label, "tasks": sl.evaluated_tasks, "trials": sl.trials}
-        for kv in sl.pass_hat:
-            row[f"pass^{kv.k}"] = _fmt(kv.value)
-        row["avg reward"] = _fmt(sl.avg_reward)
-        if sl.asr is not None:
-            for kv in sl.asr:
-                row[f"ASR@{kv.k}"] = _fmt(kv.value)
+        # pass^k before avg reward, the other k-metrics after it: the order readers know.
+        for i, mdef in enumerate(shown):
+            for kv in sl.k_values(mdef.kind) or []:
+                row[f"{mdef.column}{kv.k}"] = _fmt(kv.value)
+            if i == 0:
+                row["avg reward"] = _fmt(sl.avg_reward)
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")
