@@ -183,7 +183,7 @@ def test_partly_flown_reservation_is_blocked_with_transfer_advice() -> None:
     # A past segment is flown unless the airline cancelled it: its status is read first.
     first = gate("airline", CANCEL_RES, b.confirm(CANCEL_RES.name, CANCEL_RES.arguments).build())
     assert first.verdict == Verdict.VERIFY and first.rule_id == "airline.cancel_reservation.not_flown"
-    assert first.evidence["suggested_reads"] == [{"name": "get_flight_status", "arguments": {"flight_number": "HAT005", "date": "2024-05-10"}}]
+    assert [(r.tool, r.arguments) for r in first.required_reads] == [("get_flight_status", {"flight_number": "HAT005", "date": "2024-05-10"})]
     b.tool("get_flight_status", {"flight_number": "HAT005", "date": "2024-05-10"}, "landed")
     decision = gate("airline", CANCEL_RES, b.confirm(CANCEL_RES.name, CANCEL_RES.arguments).build())
     assert decision.verdict == Verdict.BLOCK and decision.rule_id == "airline.cancel_reservation.not_flown"

@@ -14,7 +14,7 @@ from tauguard_strategies.action_guard import ActionGuardStrategy
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.action_guard.dialogue import mentions_value
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GuardDecision, SessionContext, Verdict
+from tauguard.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
 
 PROBES = Path(__file__).parent / "data" / "guard_errors.jsonl"
 
@@ -75,7 +75,7 @@ def test_ledger_names_the_unobservable_insurance_reason() -> None:
 
     probe = next(p for p in read_probes(PROBES) if p.id == "share/airline/cancel-insured-change-of-plan-59XX6W")
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == probe.task_id)
-    session = create_strategy("ledger", {}).new_session(session_context("airline", task.id, {}))
+    session = create_strategy("ledger", {}).new_session(session_context("airline", task.id))
     decision, _ = gate_after_prefix(session, "airline", task, probe.prefix, probe.call)
     assert decision.verdict == Verdict.ALLOW
     assert "airline.cancel_insurance_reason" in decision.evidence["not_observable"]
@@ -91,7 +91,7 @@ def gate(domain: str, call: ToolCallView, conversation: Conversation) -> GuardDe
 
 
 def confirmation_failed(decision: GuardDecision) -> bool:
-    return any(f["id"].endswith(".confirmation") for f in decision.evidence.get("failed", []))
+    return any(f["rule_id"].endswith(".confirmation") for f in decision.evidence.get(FINDINGS_KEY, []))
 
 
 RETAIL_USER = "noah_ito_3850"

@@ -81,7 +81,7 @@ def _ledger(task_id: str) -> GuardSession | None:
     from tauguard.registry import create_strategy
     from tauguard.replay import session_context
 
-    return create_strategy("ledger", {}).new_session(session_context("retail", task_id, {}))
+    return create_strategy("ledger", {}).new_session(session_context("retail", task_id))
 
 
 def _revision_turns(task_id: str, profile: FaultProfile) -> tuple[float, list[str]]:
