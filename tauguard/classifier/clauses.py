@@ -60,7 +60,8 @@ def _ledger_clauses(domain: str) -> list[PoolClause] | None:
         return None
     with path.open("rb") as fh:
         data = tomllib.load(fh)
-    return [PoolClause(id=c["id"], text=c["text"].strip(), tools=tuple(c.get("tools", []))) for c in data.get("clause", [])]
+    clauses = [c for c in data.get("clause", []) if c.get("text")]  # tables citing pack ids carry no text
+    return [PoolClause(id=c["id"], text=c["text"].strip(), tools=tuple(c.get("tools", []))) for c in clauses] or None
 
 
 @cache
