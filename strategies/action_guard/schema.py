@@ -8,7 +8,8 @@ described in PolicyGuide, /work/shared/papers/workflow-guide_policyguide.md, App
 - ``T`` needs a prior tool result (a read of the target entity, a status, a membership);
 - ``D`` needs the dialogue (explicit confirmation, a stated reason, a request).
 
-``clauses`` cites the policy clauses the item comes from, by id (their verbatim texts live in
+``requirement`` and ``remediation`` may name the domain's policy constants as ``{c.<name>}``
+(``str.format``). ``clauses`` cites the policy clauses the item comes from, by id (their verbatim texts live in
 :mod:`tauguard.domains`; an unknown id is a load error); ``check``
 optionally names a deterministic check (see :mod:`tauguard_strategies.action_guard.checks`). Items
 without a check are judged only by the LLM verifier.
@@ -98,6 +99,20 @@ class Checklist(BaseModel):
     description: str = ""
     statement: StatementSpec = Field(default_factory=StatementSpec)
     items: list[ChecklistItem] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_constants(cls, data: Any) -> Any:
+        """``requirement`` and ``remediation`` may name the domain's policy constants as ``{c.<name>}``."""
+        if not isinstance(data, dict) or data.get("domain") not in policy_pack.domains():
+            return data
+        consts = policy_pack.constants(data["domain"])
+        items = [
+            {k: v.format(c=consts) if k in ("requirement", "remediation") and isinstance(v, str) else v for k, v in item.items()}
+            if isinstance(item, dict) else item
+            for item in data.get("items", [])
+        ]
+        return {**data, "items": items}
 
     @model_validator(mode="after")
     def _ids_unique_and_scoped(self) -> Checklist:

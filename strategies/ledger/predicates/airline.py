@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.airline import (
     NOW,
@@ -19,13 +20,10 @@ from tauguard.guard import Verdict
 
 D = "airline"
 RES_TOOLS = ("cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers")
-FLOWN = ("flying", "landed")
+POLICY = domains.airline()  # clock, allowances and limits (tauguard/domains/airline/policy.toml)
+FLOWN = POLICY.flown_statuses
 # Free checked bags per passenger, by membership and cabin (policy "Checked bag allowance").
-FREE_BAGS = {
-    "regular": {"basic_economy": 0, "economy": 1, "business": 2},
-    "silver": {"basic_economy": 1, "economy": 2, "business": 3},
-    "gold": {"basic_economy": 2, "economy": 3, "business": 4},
-}
+FREE_BAGS = POLICY.free_bags
 
 
 # --- shared fact access ---------------------------------------------------------------
@@ -167,7 +165,7 @@ def cancel_requires_basis(ctx: GateContext) -> Finding | None:
     cabin = ctx.need("reservations", rid, "cabin")
     insurance = ctx.need("reservations", rid, "insurance")
     ctx.note("policy_now", NOW)
-    if datetime.fromisoformat(created) >= datetime.fromisoformat(NOW) - timedelta(hours=24):
+    if datetime.fromisoformat(created) >= datetime.fromisoformat(NOW) - timedelta(hours=POLICY.cancel_window_hours):
         return None
     if cabin == "business" or insurance == "yes":
         return None
@@ -374,7 +372,7 @@ def booking_payment_in_profile(ctx: GateContext) -> Finding | None:
 @predicate(D, "airline.payment_limits", "book_reservation")
 def payment_limits(ctx: GateContext) -> Finding | None:
     """At most one certificate, one credit card and three gift cards."""
-    limits = {"certificate": 1, "credit_card": 1, "gift_card": 3}
+    limits = POLICY.payment_limits
     counts: dict[str, int] = {}
     for _pid, method in _booking_methods(ctx):
         if method is not None:
@@ -476,7 +474,7 @@ def compensation_amount(ctx: GateContext) -> Finding | None:
     _, found = facts
     options: dict[int, str] = {}
     for res, what in found:
-        per = 100 if what == "cancelled" else 50
+        per = POLICY.compensation_per_passenger["cancelled" if what == "cancelled" else "delayed"]
         options.setdefault(per * len(res.passengers), f"{res.reservation_id}: {what}, {len(res.passengers)} passenger(s)")
     ctx.note("allowed_amounts", sorted(options))
     amount: Any = ctx.arg("amount")
