@@ -15,6 +15,10 @@ FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
+# LedgerAgent's error analysis (shared/papers/ledger-gate_ledgeragent.md, §6) splits failures
+# into missed required actions, wrong action arguments and everything else; fault profiles
+# order their mix by it (tests/test_fault_catalog.py).
+ErrorType = Literal["missed_action", "wrong_arguments", "other"]
 
 
 class FaultSpec(BaseModel):
@@ -36,6 +40,7 @@ class FaultSpec(BaseModel):
     clauses: dict[str, list[str]]
     generator: str | None = None  # registered generator id, for kind == "call"
     label: ProbeLabel = "refuse"  # what a correct gate should say to the faulty call
+    error_type: ErrorType = "other"  # its group in LedgerAgent's error analysis
     # When the fault can fire, in words (the generator enforces it and returns None otherwise).
     applies_when: str = ""
     # For kind "skip_read": the read tools whose calls before the write are dropped (e.g. the
