@@ -6,13 +6,17 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from tauguard_strategies.action_guard.schema import (
+    Checklist,
+    checklist_files,
+    load_checklist,
+)
+from tauguard_strategies.ledger import clauses as ledger_clauses
 
 from tauguard import domains
 from tauguard import tau2compat as t2
 from tauguard.faults.catalog import TEMPTATIONS_DIR, load_catalog, temptations
 from tauguard.faults.model import FaultSpec, Temptation
-from tauguard_strategies.action_guard.schema import Checklist, checklist_files, load_checklist
-from tauguard_strategies.ledger import clauses as ledger_clauses
 
 
 def test_every_domain_has_a_valid_pack_with_typed_constants() -> None:
