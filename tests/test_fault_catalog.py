@@ -76,7 +76,8 @@ def test_fault_tools_are_agent_writes_and_skip_tools_are_reads(tau2) -> None:
 def test_every_domain_has_domain_faults_and_the_docs_table_is_generated() -> None:
     assert {spec.domain for spec in load_catalog()} == {"*", *DOMAINS}
     docs = (Path(__file__).resolve().parents[1] / "docs" / "faults.md").read_text()
-    assert markdown_table() in docs
+    regenerate = "python -c 'from tauguard.faults.catalog import markdown_table; print(markdown_table())'"
+    assert markdown_table() in docs, f"docs/faults.md: paste the catalog table printed by {regenerate}"
 
 
 def test_spec_schema_rejects_inconsistent_entries() -> None:
