@@ -176,7 +176,7 @@ def cancel_requires_basis(ctx: GateContext) -> Finding | None:
             return None
         if not status.fresh:
             unknown.append(seg)
-    facts = f"booked {created} (more than 24 h before {NOW}), cabin {cabin}, insurance {insurance}"
+    facts = f"booked {created} (more than {POLICY.cancel_window_hours} h before {NOW}), cabin {cabin}, insurance {insurance}"
     if unknown:
         return ctx.verify(
             f"no cancellation basis observed so far ({facts}); the status of "
