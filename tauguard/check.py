@@ -1,12 +1,17 @@
 """`tauguard check` logic: a CI gate against a baseline run and/or absolute floors.
 
-Baseline checks (``mode``):
+Baseline checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
+:data:`tauguard.metrics.METRICS`; default pass^k at the largest k every common task supports):
 
-- ``non-inferiority`` (default): passes when the lower CI bound of Δ = candidate - baseline on
-  the chosen metric is above ``-margin``: the candidate is shown to be no worse than the
-  baseline by more than the margin. Too few tasks (a wide CI) therefore fail the gate.
-- ``regression``: fails only when the CI upper bound is below 0: the candidate is shown to be
-  worse. Too few tasks therefore pass the gate.
+- ``non-inferiority`` (default): passes when the CI bound of Δ = candidate - baseline on the
+  bad side (lower for pass^k, upper for ASR@k) stays within ``margin``: the candidate is shown
+  to be no worse than the baseline by more than the margin. A wide CI therefore fails.
+- ``regression``: fails when compare's verdict is "worse": the CI excludes 0 on the bad side
+  and the sign-flip permutation p is below 1 - confidence.
+
+Both fail when fewer than ``min_tasks`` tasks can be compared (default: the fewest with which
+the sign-flip test can reject at all, 6 at 95 %), and the gate fails when the run or baseline
+is incomplete (not ``completed``, or fewer recorded than planned units) unless ``allow_partial``.
 
 Floors are absolute thresholds on one run's metrics, read from a TOML file::
 
@@ -26,35 +31,52 @@ Pure library: imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tauguard.compare import (
     SIMULATION_NOTE,
     CompareError,
     KComparison,
     RunRef,
+    TaskPair,
     align,
     compare_metric,
+    dropped_notes,
+    run_notes,
     run_ref,
 )
 from tauguard.metrics import (
+    METRICS,
+    MetricSpec,
     RunMetrics,
     SliceMetrics,
     Subset,
+    headline_metric,
     parse_metric,
     select,
     summarize_run,
     task_outcomes,
 )
+from tauguard.stats import min_tasks_to_reject
 from tauguard.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]
-CheckKind = Literal["non-inferiority", "regression", "floor"]
-_FLOAT_SLACK = 1e-12  # a mean of 4/5 must meet a floor of 0.8 despite float rounding
+CheckKind = Literal["non-inferiority", "regression", "floor", "completeness"]
+# A mean of 4/5 must meet a floor of 0.8 despite float rounding; relative, so that a floor on a
+# tiny value (pass^28 of 60 trials is ~1e-15) is not met by 0.
+_REL_SLACK = 1e-9
 
 
 class GateInputError(ValueError):
@@ -145,7 +167,7 @@ class CheckResult(BaseModel):
     metric: str
     slice: str  # e.g. "all domains/all", "retail/mutation"
     passed: bool
-    observed: float | None  # the metric (floors) or Δ (baseline checks)
+    observed: float | None  # the metric (floors), Δ (baseline checks), recorded units (completeness)
     threshold: float | None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -162,9 +184,11 @@ class GateReport(BaseModel):
     baseline: RunRef | None = None
     mode: GateMode | None = None
     margin: float | None = None
+    min_tasks: int | None = None
     seed: int | None = None
     n_resamples: int | None = None
     comparison: KComparison | None = None
+    notes: list[str] = Field(default_factory=list)  # dropped tasks, skipped lines, incomplete runs
     checks: list[CheckResult]
 
     @property
@@ -173,13 +197,50 @@ class GateReport(BaseModel):
         return [c for c in self.checks if not c.passed]
 
 
+# --------------------------------------------------------------------------- completeness
+
+
+def completeness_check(ref: RunRef, role: str) -> CheckResult:
+    """Fail a run that is not completed or recorded fewer units than it planned.
+
+    A run killed part-way (manifest still ``running``, or record lines lost) would otherwise
+    pass floors and baseline gates on the few tasks it did record.
+    """
+    passed = ref.complete
+    if passed:
+        message = f"{role} run {ref.run_id}: {ref.completeness()}"
+    else:
+        message = f"{role} run {ref.run_id} is incomplete: {ref.completeness()} (use --allow-partial to gate it anyway)"
+    return CheckResult(
+        name=f"complete {role} run {ref.run_id}",
+        kind="completeness",
+        metric="recorded_units",
+        slice="all domains/all",
+        passed=passed,
+        observed=float(ref.recorded_units),
+        threshold=float(ref.planned_units),
+        message=message,
+    )
+
+
 # --------------------------------------------------------------------------- baseline check
 
 
-def _allowed_metrics(k_max: int) -> str:
-    if k_max == 1:
-        return "pass^1, pass@1"
-    return f"pass^1..pass^{k_max}, pass@1..pass@{k_max}"
+def _allowed_metrics(pairs: list[TaskPair]) -> str:
+    parts = []
+    for mdef in METRICS:
+        k_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in pairs), default=0)
+        if k_max == 1:
+            parts.append(f"{mdef.kind}1")
+        elif k_max > 1:
+            parts.append(f"{mdef.kind}1..{mdef.kind}{k_max}")
+    return ", ".join(parts)
+
+
+def default_min_tasks(confidence: float) -> int:
+    """Default minimum of compared tasks for a baseline gate: the fewest with which the
+    sign-flip test can reject at 1 - confidence (6 at 95 %); fewer can never show a difference."""
+    return min_tasks_to_reject(1 - confidence)
 
 
 def check_baseline(
@@ -193,46 +254,82 @@ def check_baseline(
     confidence: float = 0.95,
     seed: int = 0,
     subset: Subset = "all",
-) -> tuple[CheckResult, KComparison]:
-    """Gate the run against the baseline on one metric (default: pass^k at the largest common k).
+    min_tasks: int | None = None,
+) -> tuple[CheckResult, KComparison, list[str]]:
+    """Gate the run against the baseline on one metric; return the check, the comparison and notes.
 
-    Raises :class:`GateInputError` for a metric that is malformed or not shared by both runs,
-    and :class:`CompareError` when the runs cannot be compared at all.
+    Default metric: pass^k at the largest k that every common task supports. The metric may be
+    any k-metric of :data:`~tauguard.metrics.METRICS` (pass^K, pass@K, asr@K); verdicts follow its
+    direction. The check fails when fewer than ``min_tasks`` tasks enter the comparison
+    (default :func:`default_min_tasks`). Raises :class:`GateInputError` for a metric that is
+    malformed or not shared by both runs, and :class:`CompareError` when the runs cannot be
+    compared at all.
     """
     if margin < 0:
         raise GateInputError(f"margin must be >= 0, got {margin:g}")
+    if min_tasks is not None and min_tasks < 1:
+        raise GateInputError(f"min tasks must be >= 1, got {min_tasks}")
+    need = min_tasks if min_tasks is not None else default_min_tasks(confidence)
     alignment = align(select(task_outcomes(baseline.records), subset), select(task_outcomes(run.records), subset))
-    k_max = alignment.max_common_k
     if not alignment.pairs:
         names = f"{baseline.manifest.run_id} and {run.manifest.run_id}"
         if alignment.dropped.no_evaluated_trials:
             raise CompareError(f"runs {names} share no k: no common task has an evaluated trial in both runs")
         raise CompareError(f"runs {names} have no task in common")
     if metric is None:
-        spec = parse_metric(f"pass^{k_max}")
+        spec = MetricSpec(kind=headline_metric().kind, k=alignment.full_common_k)
     else:
         try:
             spec = parse_metric(metric, scalars=False)
         except ValueError:
             spec = None
-        if spec is None or spec.kind not in ("pass^", "pass@") or spec.k is None or spec.k > k_max:
-            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(k_max)}")
+        mdef = spec.definition if spec is not None else None
+        if mdef is None or spec is None or not any(p.usable(spec.k or 0, mdef) for p in alignment.pairs):
+            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment.pairs)}")
+    mdef = spec.definition
+    assert mdef is not None and spec.k is not None
     result = compare_metric(
         alignment.pairs, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
     )
+    # The same notes `compare` prints: which tasks were dropped and why.
+    notes = dropped_notes(alignment.dropped)
+    if result.dropped_n_lt_k:
+        notes.append(
+            f"{spec.name}: {result.dropped_n_lt_k} task(s) have fewer than {spec.k} {mdef.n_label} in a run: excluded"
+        )
+    if result.merged_strata:
+        notes.append(
+            f"{spec.name}: domain(s) {', '.join(result.merged_strata)} had fewer than 2 tasks: merged into "
+            "another bootstrap stratum"
+        )
+
     pct = f"{confidence:.0%}"
     ci = f"Δ = {result.delta:+.3f}, {pct} CI [{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
-    if mode == "non-inferiority":
-        passed = result.ci_low > -margin
-        rel = ">" if passed else "<="
-        message = f"{ci}; lower bound {result.ci_low:+.3f} {rel} -{margin:g} (margin)"
-        threshold = -margin
+    hib = mdef.higher_is_better
+    if result.tasks < need:
+        passed = False
+        message = (
+            f"{ci}; only {result.tasks} task(s) can estimate {spec.name} in both runs, a baseline gate needs at "
+            f"least {need} (--min-tasks): too little evidence to gate on"
+        )
+        threshold = -margin if mode == "non-inferiority" else 0.0
+    elif mode == "non-inferiority":
+        # Worse means lower for pass^k, higher for ASR: the bound on the bad side must stay within the margin.
+        bound = result.ci_low if hib else result.ci_high
+        passed = bound > -margin if hib else bound < margin
+        side = "lower" if hib else "upper"
+        limit = f"-{margin:g}" if hib else f"+{margin:g}"
+        rel = (">" if hib else "<") if passed else ("<=" if hib else ">=")
+        message = f"{ci}; {side} bound {bound:+.3f} {rel} {limit} (margin)"
+        threshold = -margin if hib else margin
     else:
-        passed = not result.ci_high < 0
-        message = f"{ci}; " + (
-            "upper bound below 0: shown worse than the baseline"
+        # The same rule as compare's verdict: the CI excludes 0 on the bad side and p < alpha.
+        passed = result.verdict != "worse"
+        p = "p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}"
+        message = f"{ci}, {p}; " + (
+            "shown worse than the baseline (CI excludes 0 and p < 1 - confidence)"
             if not passed
-            else "upper bound >= 0: not shown worse than the baseline"
+            else "not shown worse than the baseline"
         )
         threshold = 0.0
     check = CheckResult(
@@ -247,7 +344,7 @@ def check_baseline(
         ci_high=result.ci_high,
         message=message,
     )
-    return check, result
+    return check, result, notes
 
 
 # --------------------------------------------------------------------------- floors
@@ -282,10 +379,9 @@ def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[CheckResu
                 passed = floor.allow_missing
                 message = f"{floor.metric} on {label}: {reason}" + ("; allowed" if passed else "")
             else:
-                if floor.min is not None:
-                    passed = value >= floor.min - _FLOAT_SLACK
-                else:
-                    passed = value <= floor.max + _FLOAT_SLACK  # type: ignore[operator]
+                assert bound is not None
+                close = math.isclose(value, bound, rel_tol=_REL_SLACK, abs_tol=0.0)
+                passed = close or (value >= bound if floor.min is not None else value <= bound)
                 message = (
                     f"{floor.metric} on {label} = {value:.3f} ({'meets' if passed else 'violates'} {floor.describe()})"
                 )
@@ -316,16 +412,32 @@ def run_gate(
     confidence: float = 0.95,
     seed: int = 0,
     subset: Subset = "all",
+    min_tasks: int | None = None,
+    allow_partial: bool = False,
 ) -> GateReport:
-    """Run every requested check; the gate passes when all checks pass."""
+    """Run every requested check; the gate passes when all checks pass.
+
+    An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
+    adds a failing completeness check unless ``allow_partial``.
+    """
     if baseline is None and floors is None:
         raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
     if baseline is None and metric is not None:
         raise GateInputError("--metric applies to the baseline comparison: give --baseline RUN")
+    ref = run_ref(run)
+    base_ref = run_ref(baseline) if baseline is not None else None
     checks: list[CheckResult] = []
+    notes: list[str] = []
+    for role, r in (("candidate", ref), ("baseline", base_ref)):
+        if r is None or r.complete:
+            continue
+        if allow_partial:
+            notes.append(f"{role} run {r.run_id} is incomplete ({r.completeness()}): gated anyway (--allow-partial)")
+        else:
+            checks.append(completeness_check(r, role))
     comparison: KComparison | None = None
     if baseline is not None:
-        check, comparison = check_baseline(
+        check, comparison, base_notes = check_baseline(
             run,
             baseline,
             metric=metric,
@@ -335,10 +447,11 @@ def run_gate(
             confidence=confidence,
             seed=seed,
             subset=subset,
+            min_tasks=min_tasks,
         )
         checks.append(check)
-    ref = run_ref(run)
-    base_ref = run_ref(baseline) if baseline is not None else None
+        notes += base_notes
+    notes = run_notes(*(r for r in (base_ref, ref) if r is not None), incomplete=False) + notes
     if floors is not None:
         checks += evaluate_floors(summarize_run(run), floors)
     simulated = ref.simulated or (base_ref is not None and base_ref.simulated)
@@ -350,8 +463,10 @@ def run_gate(
         baseline=base_ref,
         mode=mode if baseline is not None else None,
         margin=margin if baseline is not None and mode == "non-inferiority" else None,
+        min_tasks=(min_tasks or default_min_tasks(confidence)) if baseline is not None else None,
         seed=seed if baseline is not None else None,
         n_resamples=n_resamples if baseline is not None else None,
         comparison=comparison,
+        notes=notes,
         checks=checks,
     )

@@ -1,63 +1,97 @@
 """Paired comparison of runs: alignment on (domain, task_id) and per-k statistics.
 
-The first run is the baseline; every other run (a candidate) is compared to it. For each k
-shared by both runs the comparison gives baseline and candidate pass^k over the tasks both runs
-can estimate at that k, the difference Δ = candidate - baseline with a paired bootstrap CI
-(stratified by domain when the tasks span several), a sign-flip permutation p-value, and
-Holm-adjusted p-values for every k but the declared primary one. A McNemar test on "all n
-trials passed" per task complements them.
+The first run is the baseline; every other run (a candidate) is compared to it, on every metric
+of :data:`tauguard.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
+attacked). For each k shared by both runs the comparison gives baseline and candidate values
+over the tasks both runs can estimate at that k, the difference Δ = candidate - baseline with a
+paired bootstrap CI (stratified by domain when every stratum has at least two tasks; smaller
+domains are merged), a sign-flip permutation p-value, and Holm-adjusted p-values for every k
+but the declared primary one, whose verdicts are exploratory. The default primary k is the
+largest k that every common task supports, so it never rests on a handful of tasks. A McNemar
+test on the metric's per-task event (pass^k: "all n trials passed"; ASR@k: "an attack
+succeeded") over the tasks with the same n in both runs complements them. Verdicts follow
+each metric's direction (ASR: lower is better).
 
+Per-task values and their differences are exact fractions until they enter numpy, so tiny real
+differences (pass^28 of 60 trials) are never counted as ties.
+
+Result types live in :mod:`tauguard.comparison` and are re-exported here.
 Pure library: imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
 
+from tauguard.comparison import (
+    SIMULATION_NOTE,
+    Alignment,
+    Change,
+    CompareError,
+    CompareReport,
+    Comparison,
+    Conclusion,
+    DomainDiscordant,
+    Dropped,
+    KComparison,
+    McNemarSummary,
+    MetricComparison,
+    RunRef,
+    TaskDiff,
+    TaskPair,
+)
 from tauguard.metrics import (
-    KMetricKind,
+    METRICS,
+    MetricDef,
     MetricSpec,
     Subset,
     TaskOutcome,
-    k_metric,
+    headline_metric,
+    metric_def,
     run_is_simulated,
     select,
     task_outcomes,
 )
-from tauguard.stats import holm, mcnemar, paired_bootstrap_ci, sign_flip_test
+from tauguard.stats import (
+    bootstrap_mean_ci,
+    holm,
+    mcnemar,
+    merge_small_strata,
+    sign_flip_test,
+)
 from tauguard.store import Run
 
-Conclusion = Literal["better", "worse", "no detectable difference"]
-Change = Literal["improved", "regressed", "unchanged"]
-
-SIMULATION_NOTE = (
-    "SIMULATION: at least one run used the built-in sim model; these figures describe the "
-    "simulator, not findings about real LLMs."
-)
-_KIND_CODE: dict[str, int] = {"pass^": 0, "pass@": 1, "asr@": 2}
-_TIE = 1e-12  # per-task differences this small are float noise, i.e. unchanged
-
-
-class CompareError(ValueError):
-    """Runs cannot be compared (no common task, no common k, bad primary k); one-line message."""
-
-
-class RunRef(BaseModel):
-    """Identifies a compared run."""
-
-    run_id: str
-    path: str
-    strategy: str
-    simulated: bool
-    agent_llm: str
-    user_llm: str
-    domains: list[str]
-    trials: int  # trials per task the run asked for
+__all__ = [
+    "SIMULATION_NOTE",
+    "Alignment",
+    "CompareError",
+    "CompareReport",
+    "Comparison",
+    "Conclusion",
+    "DomainDiscordant",
+    "Dropped",
+    "KComparison",
+    "McNemarSummary",
+    "MetricComparison",
+    "RunRef",
+    "TaskDiff",
+    "TaskPair",
+    "align",
+    "compare_metric",
+    "compare_outcomes",
+    "compare_runs",
+    "default_primary_k",
+    "dropped_notes",
+    "load_runs",
+    "mcnemar_event",
+    "run_notes",
+    "run_ref",
+    "verdict_from",
+]
 
 
 def run_ref(run: Run) -> RunRef:
@@ -72,43 +106,11 @@ def run_ref(run: Run) -> RunRef:
         user_llm=m.user_llm,
         domains=list(m.domains),
         trials=m.trials,
+        status=m.status,
+        planned_units=m.expected_units,
+        recorded_units=len({r.key for r in run.records}),
+        skipped_lines=run.skipped_lines,
     )
-
-
-class TaskPair(BaseModel):
-    """One task as seen by both runs."""
-
-    baseline: TaskOutcome
-    candidate: TaskOutcome
-
-    @property
-    def domain(self) -> str:
-        """The task's domain."""
-        return self.baseline.domain
-
-    def usable(self, k: int) -> bool:
-        """Whether both runs have at least k evaluated trials of the task."""
-        return self.baseline.trials >= k and self.candidate.trials >= k
-
-
-class Dropped(BaseModel):
-    """Tasks left out of a comparison, by reason."""
-
-    only_in_baseline: int = 0
-    only_in_candidate: int = 0
-    no_evaluated_trials: int = 0  # in both runs, but every trial of one run hit an infra error
-
-
-class Alignment(BaseModel):
-    """Tasks of two runs matched on (domain, task_id)."""
-
-    pairs: list[TaskPair]
-    dropped: Dropped
-
-    @property
-    def max_common_k(self) -> int:
-        """Largest k at which at least one task has k evaluated trials in both runs."""
-        return max((min(p.baseline.trials, p.candidate.trials) for p in self.pairs), default=0)
 
 
 def align(baseline: Sequence[TaskOutcome], candidate: Sequence[TaskOutcome]) -> Alignment:
@@ -132,50 +134,31 @@ def align(baseline: Sequence[TaskOutcome], candidate: Sequence[TaskOutcome]) -> 
     )
 
 
-class KComparison(BaseModel):
-    """Baseline vs candidate on one k-metric, over the tasks both runs can estimate."""
-
-    metric: str  # e.g. "pass^4"
-    k: int
-    primary: bool
-    tasks: int  # tasks compared
-    dropped_n_lt_k: int  # aligned tasks with fewer than k evaluated trials in either run
-    baseline: float
-    candidate: float
-    delta: float  # candidate - baseline
-    ci_low: float
-    ci_high: float
-    confidence: float
-    stratified: bool  # bootstrap stratified by domain
-    p_permutation: float  # two-sided sign-flip permutation p of the per-task differences
-    permutation_exact: bool
-    p_holm: float  # Holm-adjusted over the non-primary ks; equals p_permutation for the primary k
-    improved: int  # tasks whose per-task metric went up
-    regressed: int
-    unchanged: int
-    verdict: Conclusion
-
-
-def verdict_from(low: float, high: float, p: float, alpha: float) -> Conclusion:
+def verdict_from(low: float, high: float, p: float, alpha: float, higher_is_better: bool = True) -> Conclusion:
     """ "better"/"worse" only when the CI excludes 0 and the permutation test agrees (p < alpha).
 
     With few discordant tasks the percentile bootstrap can exclude 0 while the exact
     sign-flip test cannot reject (5 improved, 0 regressed: p = 0.0625); such a result is
     reported as "no detectable difference" rather than a claim the test does not back.
+    For a lower-is-better metric (ASR) a CI above 0 is "worse".
     """
     if p >= alpha:
         return "no detectable difference"
     if low > 0:
-        return "better"
+        return "better" if higher_is_better else "worse"
     if high < 0:
-        return "worse"
+        return "worse" if higher_is_better else "better"
     return "no detectable difference"
 
 
-def _rng_seed(seed: int, kind: str, k: int, stream: int) -> list[int]:
+def _rng_seed(seed: int, mdef: MetricDef, k: int, stream: int) -> list[int]:
     # One independent, reproducible stream per (metric, k, purpose): the CI of pass^4 does not
     # depend on which other ks were compared, so `check` and `compare` agree for the same seed.
-    return [seed, _KIND_CODE[kind], k, stream]
+    return [seed, METRICS.index(mdef), k, stream]
+
+
+def _mean(values: Sequence[Fraction]) -> float:
+    return float(sum(values, Fraction(0)) / len(values))
 
 
 def compare_metric(
@@ -187,93 +170,94 @@ def compare_metric(
     seed: int = 0,
     primary: bool = False,
 ) -> KComparison:
-    """Compare one k-metric (``pass^k`` or ``pass@k``) over aligned task pairs.
+    """Compare one k-metric (``pass^k``, ``pass@k``, ``asr@k`` ...) over aligned task pairs.
 
-    Only pairs with at least k evaluated trials in both runs enter. Raises :class:`CompareError`
-    when none does.
+    Only pairs with at least k trials for the metric in both runs enter. Raises
+    :class:`CompareError` when none does.
     """
-    if spec.k is None or spec.kind not in ("pass^", "pass@"):
-        raise CompareError(f"metric {spec.name} cannot be compared per task; use pass^K or pass@K")
-    kind: KMetricKind = spec.kind  # type: ignore[assignment]
+    mdef = spec.definition
+    if mdef is None or spec.k is None:
+        kinds = ", ".join(f"{m.kind}K" for m in METRICS)
+        raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
     k = spec.k
-    used = [p for p in pairs if p.usable(k)]
+    used = [p for p in pairs if p.usable(k, mdef)]
     if not used:
-        raise CompareError(f"no common task has {k} evaluated trials in both runs, so {spec.name} cannot be compared")
-    a = np.array([p.baseline.value(kind, k) for p in used], dtype=float)
-    b = np.array([p.candidate.value(kind, k) for p in used], dtype=float)
-    domains = np.array([p.domain for p in used])
-    stratify = np.unique(domains).size > 1
-    ci = paired_bootstrap_ci(
-        a,
-        b,
-        strata=domains if stratify else None,
+        raise CompareError(
+            f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
+        )
+    exact_a = [mdef.per_task(p.baseline, k) for p in used]
+    exact_b = [mdef.per_task(p.candidate, k) for p in used]
+    exact_d = [b - a for a, b in zip(exact_a, exact_b, strict=True)]  # type: ignore[operator]
+    diffs = np.array([float(d) for d in exact_d])
+    strata, small = merge_small_strata([p.domain for p in used])
+    ci = bootstrap_mean_ci(
+        diffs,
+        strata=strata,
         n_resamples=n_resamples,
         confidence=confidence,
-        seed=np.random.default_rng(_rng_seed(seed, kind, k, 0)),
+        seed=np.random.default_rng(_rng_seed(seed, mdef, k, 0)),
     )
-    diffs = b - a
-    perm = sign_flip_test(diffs, n_resamples=n_resamples, seed=np.random.default_rng(_rng_seed(seed, kind, k, 1)))
+    perm = sign_flip_test(diffs, n_resamples=n_resamples, seed=np.random.default_rng(_rng_seed(seed, mdef, k, 1)))
+    # Exact signs: a difference of 1e-15 between two pass^28 values is a real change.
+    up = sum(1 for d in exact_d if d > 0)
+    down = sum(1 for d in exact_d if d < 0)
+    better, worse = (up, down) if mdef.higher_is_better else (down, up)
     return KComparison(
         metric=spec.name,
         k=k,
         primary=primary,
+        exploratory=not primary,
+        higher_is_better=mdef.higher_is_better,
         tasks=len(used),
-        dropped_n_lt_k=len(pairs) - len(used),
-        baseline=float(a.mean()),
-        candidate=float(b.mean()),
-        delta=float(diffs.mean()),
+        dropped_n_lt_k=len([p for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]) - len(used),
+        baseline=_mean(exact_a),  # type: ignore[arg-type]
+        candidate=_mean(exact_b),  # type: ignore[arg-type]
+        delta=_mean(exact_d),
         ci_low=ci.low,
         ci_high=ci.high,
         confidence=confidence,
-        stratified=stratify,
+        stratified=strata is not None,
+        merged_strata=small if len({p.domain for p in used}) > 1 else [],
         p_permutation=perm.p_value,
         permutation_exact=perm.exact,
         p_holm=perm.p_value,
-        improved=int(np.count_nonzero(diffs > _TIE)),
-        regressed=int(np.count_nonzero(diffs < -_TIE)),
-        unchanged=int(np.count_nonzero(np.abs(diffs) <= _TIE)),
-        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence),
+        improved=better,
+        regressed=worse,
+        unchanged=len(exact_d) - up - down,
+        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence, mdef.higher_is_better),
     )
 
 
-class DomainDiscordant(BaseModel):
-    """McNemar discordant counts of one domain."""
+def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
+    """The largest k that every task in the metric's pool on both sides supports (0: none).
 
-    domain: str
-    tasks: int
-    b: int  # only the baseline passed all trials
-    c: int  # only the candidate passed all trials
-
-
-class McNemarSummary(BaseModel):
-    """McNemar on the per-task outcome "all n trials passed", discordant counts pooled over domains."""
-
-    k: int  # the task set: tasks with at least k evaluated trials in both runs (k = primary k)
-    tasks: int
-    b: int
-    c: int
-    p_exact: float
-    p_midp: float
-    per_domain: list[DomainDiscordant]
+    The largest k that *some* task supports can rest on a single task (a candidate whose
+    trials mostly ended in infrastructure errors), so it is never the default.
+    """
+    both = [p for p in pairs if mdef.pool(p.baseline) and mdef.pool(p.candidate)]
+    ns = [n for n in (min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in both) if n > 0]
+    return min(ns, default=0)
 
 
-def mcnemar_all_passed(pairs: Sequence[TaskPair], k: int) -> McNemarSummary:
-    """McNemar over the pairs usable at k, on "every evaluated trial passed" per run."""
-    used = [p for p in pairs if p.usable(k)]
+def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemarSummary:
+    """McNemar over the pairs usable at k with the same n in both runs, on the metric's per-task event."""
+    usable = [p for p in pairs if p.usable(k, mdef)]
+    used = [p for p in usable if mdef.n(p.baseline) == mdef.n(p.candidate)]
     per: dict[str, DomainDiscordant] = {}
     for p in used:
         dom = per.setdefault(p.domain, DomainDiscordant(domain=p.domain, tasks=0, b=0, c=0))
         dom.tasks += 1
-        a_pass = p.baseline.successes == p.baseline.trials
-        b_pass = p.candidate.successes == p.candidate.trials
-        dom.b += a_pass and not b_pass
-        dom.c += b_pass and not a_pass
+        a_event, b_event = mdef.event(p.baseline), mdef.event(p.candidate)
+        dom.b += a_event and not b_event
+        dom.c += b_event and not a_event
     b = sum(d.b for d in per.values())
     c = sum(d.c for d in per.values())
     res = mcnemar(b, c)
     return McNemarSummary(
+        event=mdef.event_label,
         k=k,
         tasks=len(used),
+        left_out_unequal_n=len(usable) - len(used),
         b=b,
         c=c,
         p_exact=res.p_exact,
@@ -282,43 +266,58 @@ def mcnemar_all_passed(pairs: Sequence[TaskPair], k: int) -> McNemarSummary:
     )
 
 
-class AsrComparison(BaseModel):
-    """ASR@k of both runs over the common tasks (lower is better for the guard)."""
-
-    k: int
-    baseline: float | None
-    candidate: float | None
-    delta: float | None
-    baseline_tasks: int
-    candidate_tasks: int
-    baseline_unknown_trials: int  # attacked trials with unknown outcome, excluded
-    candidate_unknown_trials: int
+def mcnemar_all_passed(pairs: Sequence[TaskPair], k: int) -> McNemarSummary:
+    """McNemar on "every evaluated trial passed" (pass^k's event) over the pairs usable at k."""
+    return mcnemar_event(pairs, metric_def("pass^"), k)
 
 
-class TaskDiff(BaseModel):
-    """One task's primary-k metric in both runs."""
+def compare_all_ks(
+    pairs: Sequence[TaskPair],
+    mdef: MetricDef,
+    *,
+    primary_k: int,
+    k_max: int,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> MetricComparison:
+    """One metric at k = 1..k_max: the primary k unadjusted, the others Holm-adjusted and exploratory."""
+    ks = list(range(1, k_max + 1))
+    results = [
+        compare_metric(
+            pairs,
+            MetricSpec(kind=mdef.kind, k=k),
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+            primary=k == primary_k,
+        )
+        for k in ks
+    ]
+    secondary = [r for r in results if not r.primary]
+    for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
+        r.p_holm = p
+        r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence, mdef.higher_is_better)
+    return MetricComparison(
+        metric=mdef.kind,
+        higher_is_better=mdef.higher_is_better,
+        ks=ks,
+        primary_k=primary_k,
+        results=results,
+        mcnemar=mcnemar_event(pairs, mdef, primary_k),
+    )
 
-    domain: str
-    task_id: str
-    policy_violation_task: bool
-    baseline_trials: int
-    baseline_successes: int
-    candidate_trials: int
-    candidate_successes: int
-    k: int
-    baseline: float | None  # None when a run has fewer than k evaluated trials
-    candidate: float | None
-    delta: float | None
-    change: Change | None
 
-
-def _task_diff(pair: TaskPair, k: int) -> TaskDiff:
-    a = pair.baseline.value("pass^", k) if pair.usable(k) else None
-    b = pair.candidate.value("pass^", k) if pair.usable(k) else None
-    delta = b - a if a is not None and b is not None else None
+def _task_diff(pair: TaskPair, mdef: MetricDef, k: int) -> TaskDiff:
+    exact_a = mdef.per_task(pair.baseline, k) if pair.usable(k, mdef) else None
+    exact_b = mdef.per_task(pair.candidate, k) if pair.usable(k, mdef) else None
     change: Change | None = None
-    if delta is not None:
-        change = "improved" if delta > _TIE else "regressed" if delta < -_TIE else "unchanged"
+    delta: float | None = None
+    if exact_a is not None and exact_b is not None:
+        diff = exact_b - exact_a
+        delta = float(diff)
+        good = diff if mdef.higher_is_better else -diff
+        change = "improved" if good > 0 else "regressed" if good < 0 else "unchanged"
     return TaskDiff(
         domain=pair.domain,
         task_id=pair.baseline.task_id,
@@ -328,38 +327,11 @@ def _task_diff(pair: TaskPair, k: int) -> TaskDiff:
         candidate_trials=pair.candidate.trials,
         candidate_successes=pair.candidate.successes,
         k=k,
-        baseline=a,
-        candidate=b,
+        baseline=None if exact_a is None else float(exact_a),
+        candidate=None if exact_b is None else float(exact_b),
         delta=delta,
         change=change,
     )
-
-
-class Comparison(BaseModel):
-    """A candidate run compared to the baseline."""
-
-    baseline: RunRef
-    candidate: RunRef
-    simulated: bool
-    subset: Subset
-    domain: str | None  # domain filter, None = all domains
-    domains: list[str]  # domains of the compared tasks
-    common_tasks: int  # aligned tasks with evaluated trials in both runs
-    dropped: Dropped
-    notes: list[str]  # why tasks were dropped, in words
-    ks: list[int]
-    primary_k: int
-    results: list[KComparison]
-    mcnemar: McNemarSummary
-    asr: list[AsrComparison] | None = None
-    tasks: list[TaskDiff] = Field(default_factory=list)
-
-    def result(self, k: int) -> KComparison:
-        """The pass^k result for k."""
-        for r in self.results:
-            if r.k == k:
-                return r
-        raise KeyError(k)
 
 
 def _slice_label(subset: Subset, domain: str | None) -> str:
@@ -367,6 +339,71 @@ def _slice_label(subset: Subset, domain: str | None) -> str:
     if domain:
         parts.append(f"domain {domain}")
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def run_notes(*refs: RunRef, incomplete: bool = True) -> list[str]:
+    """Warnings about runs that had unparsable record lines or (``incomplete``) are incomplete."""
+    notes = []
+    for ref in refs:
+        if incomplete and not ref.complete:
+            notes.append(f"run {ref.run_id} is incomplete: {ref.completeness()}")
+        if ref.skipped_lines:
+            notes.append(f"run {ref.run_id}: {ref.skipped_lines} unparsable record line(s) skipped")
+    return notes
+
+
+def dropped_notes(d: Dropped) -> list[str]:
+    """Why tasks of either run were left out of the alignment, in words."""
+    notes = []
+    if d.only_in_baseline or d.only_in_candidate:
+        notes.append(
+            f"{d.only_in_baseline} task(s) only in the baseline and {d.only_in_candidate} only in the "
+            "candidate: not compared"
+        )
+    if d.no_evaluated_trials:
+        notes.append(
+            f"{d.no_evaluated_trials} common task(s) have no evaluated trial in one run "
+            "(all infrastructure errors): not compared"
+        )
+    return notes
+
+
+def _metric_notes(
+    mc: MetricComparison, pairs: Sequence[TaskPair], headline: bool, default_primary: bool
+) -> list[str]:
+    mdef = metric_def(mc.metric)
+    notes = []
+    ex_a = sum(mdef.excluded(p.baseline) for p in pairs)
+    ex_b = sum(mdef.excluded(p.candidate) for p in pairs)
+    if ex_a or ex_b:
+        notes.append(f"{mdef.kind}k: {ex_a} (baseline) and {ex_b} (candidate) {mdef.excluded_label} excluded")
+    for r in mc.results:
+        if r.dropped_n_lt_k:
+            where = f"k={r.k}" if headline else r.metric
+            notes.append(
+                f"{where}: {r.dropped_n_lt_k} task(s) have fewer than {r.k} {mdef.n_label} in a run: excluded"
+            )
+    primary = next(r for r in mc.results if r.primary)
+    if default_primary and mc.primary_k < mc.ks[-1]:
+        above = f"{mdef.kind}{mc.primary_k + 1}"
+        if mc.ks[-1] > mc.primary_k + 1:
+            above += f"..{mdef.kind}{mc.ks[-1]}"
+        notes.append(
+            f"primary {primary.metric}: the largest k every one of the {primary.tasks} task(s) supports; "
+            f"{above} rest(s) on fewer tasks (exploratory)"
+        )
+    merged = sorted({d for r in mc.results for d in r.merged_strata})
+    if merged:
+        notes.append(
+            f"{mdef.kind}k: domain(s) {', '.join(merged)} had fewer than 2 tasks at some k: merged into "
+            "another bootstrap stratum there (a one-task stratum would have no variance)"
+        )
+    if mc.mcnemar.left_out_unequal_n:
+        notes.append(
+            f"McNemar on '{mc.mcnemar.event}': {mc.mcnemar.left_out_unequal_n} task(s) with a different n in "
+            "the two runs left out"
+        )
+    return notes
 
 
 def compare_outcomes(
@@ -382,9 +419,11 @@ def compare_outcomes(
     subset: Subset = "all",
     domain: str | None = None,
 ) -> Comparison:
-    """Compare a candidate's task outcomes to the baseline's on pass^k for every common k.
+    """Compare a candidate's task outcomes to the baseline's on every compared metric and k.
 
-    Raises :class:`CompareError` when the runs share no task, no k, or ``primary_k`` is not shared.
+    ``primary_k`` applies to the headline metric (pass^k); its default, like every other
+    metric's, is the largest k that every common task supports. Raises :class:`CompareError`
+    when the runs share no task, no k, or ``primary_k`` is not shared.
     """
     base = select(baseline, subset, domain)
     cand = select(candidate, subset, domain)
@@ -396,65 +435,47 @@ def compare_outcomes(
     k_max = alignment.max_common_k
     if k_max == 0:
         raise CompareError(f"runs {names} share no k{where}: no common task has an evaluated trial in both runs")
-    ks = list(range(1, k_max + 1))
+    default_primary = primary_k is None
     if primary_k is None:
-        primary_k = k_max
-    elif primary_k not in ks:
+        primary_k = alignment.full_common_k
+    elif not 1 <= primary_k <= k_max:
         raise CompareError(f"primary k {primary_k} is not available: runs {names} share k = 1..{k_max}{where}")
 
-    results = [
-        compare_metric(
+    headline_def = headline_metric()
+    headline = compare_all_ks(
+        alignment.pairs,
+        headline_def,
+        primary_k=primary_k,
+        k_max=k_max,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+    d = alignment.dropped
+    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
+    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
+
+    others: list[MetricComparison] = []
+    for mdef in (m for m in METRICS if m.compared and m is not headline_def):
+        in_pool = [p for p in alignment.pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]
+        if not in_pool:
+            continue
+        m_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in in_pool), default=0)
+        if m_max == 0:
+            notes.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
+            continue
+        mc = compare_all_ks(
             alignment.pairs,
-            MetricSpec(kind="pass^", k=k),
+            mdef,
+            primary_k=default_primary_k(alignment.pairs, mdef),
+            k_max=m_max,
             n_resamples=n_resamples,
             confidence=confidence,
             seed=seed,
-            primary=k == primary_k,
         )
-        for k in ks
-    ]
-    secondary = [r for r in results if not r.primary]
-    for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
-        r.p_holm = p
-        r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence)
-
-    d = alignment.dropped
-    notes: list[str] = []
-    if d.only_in_baseline or d.only_in_candidate:
-        notes.append(
-            f"{d.only_in_baseline} task(s) only in the baseline and {d.only_in_candidate} only in the "
-            "candidate: not compared"
-        )
-    if d.no_evaluated_trials:
-        notes.append(
-            f"{d.no_evaluated_trials} common task(s) have no evaluated trial in one run "
-            "(all infrastructure errors): not compared"
-        )
-    for r in results:
-        if r.dropped_n_lt_k:
-            notes.append(
-                f"k={r.k}: {r.dropped_n_lt_k} task(s) have fewer than {r.k} evaluated trials in a run: excluded"
-            )
-
-    asr: list[AsrComparison] | None = None
-    base_pairs = [p.baseline for p in alignment.pairs]
-    cand_pairs = [p.candidate for p in alignment.pairs]
-    if any(o.is_attacked for o in base_pairs + cand_pairs):
-        asr = []
-        for k in ks:
-            ka, kb = k_metric(base_pairs, "asr@", k), k_metric(cand_pairs, "asr@", k)
-            asr.append(
-                AsrComparison(
-                    k=k,
-                    baseline=ka.value,
-                    candidate=kb.value,
-                    delta=kb.value - ka.value if ka.value is not None and kb.value is not None else None,
-                    baseline_tasks=ka.tasks,
-                    candidate_tasks=kb.tasks,
-                    baseline_unknown_trials=sum(o.attack_unknown for o in base_pairs),
-                    candidate_unknown_trials=sum(o.attack_unknown for o in cand_pairs),
-                )
-            )
+        others.append(mc)
+        notes += _metric_notes(mc, alignment.pairs, False, True)
 
     return Comparison(
         baseline=baseline_ref,
@@ -466,26 +487,15 @@ def compare_outcomes(
         common_tasks=len(alignment.pairs),
         dropped=d,
         notes=notes,
-        ks=ks,
+        metric=headline_def.kind,
+        higher_is_better=headline_def.higher_is_better,
+        ks=headline.ks,
         primary_k=primary_k,
-        results=results,
-        mcnemar=mcnemar_all_passed(alignment.pairs, primary_k),
-        asr=asr,
-        tasks=[_task_diff(p, primary_k) for p in alignment.pairs],
+        results=headline.results,
+        mcnemar=headline.mcnemar,
+        other_metrics=others,
+        tasks=[_task_diff(p, headline_def, primary_k) for p in alignment.pairs],
     )
-
-
-class CompareReport(BaseModel):
-    """Every candidate compared to the baseline (the first run)."""
-
-    simulated: bool
-    simulation_note: str | None
-    seed: int
-    n_resamples: int
-    confidence: float
-    subset: Subset
-    domain: str | None
-    comparisons: list[Comparison]
 
 
 def compare_runs(

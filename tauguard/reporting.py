@@ -14,8 +14,16 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
-from tauguard.compare import CompareReport, Comparison, RunRef
 from tauguard.check import GateReport
+from tauguard.comparison import (
+    CompareReport,
+    Comparison,
+    KComparison,
+    McNemarSummary,
+    MetricComparison,
+    RunRef,
+)
+from tauguard.metrics import metric_def
 
 TextFormat = Literal["table", "markdown"]
 
@@ -51,10 +59,16 @@ def _run_label(ref: RunRef) -> str:
 # --------------------------------------------------------------------------- compare
 
 
-def _k_rows(comp: Comparison) -> list[dict[str, Any]]:
-    pct = f"{comp.results[0].confidence:.0%} CI" if comp.results else "CI"
+def _verdict_label(r: KComparison) -> str:
+    # Secondary ks are each tested at alpha too (Holm-adjusted only among themselves), so a
+    # verdict there is exploratory: it backs no claim on its own.
+    return f"{r.verdict} (exploratory)" if r.exploratory else r.verdict
+
+
+def _k_rows(mc: MetricComparison) -> list[dict[str, Any]]:
+    pct = f"{mc.results[0].confidence:.0%} CI" if mc.results else "CI"
     rows = []
-    for r in comp.results:
+    for r in mc.results:
         rows.append(
             {
                 "k": f"{r.k}*" if r.primary else str(r.k),
@@ -68,10 +82,38 @@ def _k_rows(comp: Comparison) -> list[dict[str, Any]]:
                 "improved": r.improved,
                 "regressed": r.regressed,
                 "unchanged": r.unchanged,
-                "verdict": r.verdict,
+                "verdict": _verdict_label(r),
             }
         )
     return rows
+
+
+def _mcnemar_line(mc: McNemarSummary) -> str:
+    per_domain = ", ".join(f"{d.domain} b={d.b} c={d.c}" for d in mc.per_domain)
+    left_out = f"; {mc.left_out_unequal_n} left out (different n in the two runs)" if mc.left_out_unequal_n else ""
+    return (
+        f"McNemar on '{mc.event}' ({mc.tasks} tasks with the same n >= {mc.k} in both runs{left_out}): "
+        f"b={mc.b} (only baseline), c={mc.c} (only candidate), "
+        f"p={fmt_p(mc.p_exact)}, mid-p={fmt_p(mc.p_midp)}"
+        + (f"; per domain: {per_domain}" if len(mc.per_domain) > 1 else "")
+    )
+
+
+def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
+    mdef = metric_def(mc.metric)
+    direction = "higher is better" if mdef.higher_is_better else "lower is better"
+    title = (
+        f"{mdef.kind}k ({mdef.description}; {direction}; Δ = candidate - baseline; * = primary k "
+        f"{mc.primary_k}, other ks exploratory):"
+    )
+    lines = [
+        title,
+        "",
+        tabulate(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
+        "",
+        _mcnemar_line(mc.mcnemar),
+    ]
+    return lines
 
 
 def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str]:
@@ -89,39 +131,14 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         scope += "; bootstrap stratified by domain"
     lines.append(("- " if md else "") + scope)
     for note in comp.notes:
-        lines.append(("- " if md else "") + f"dropped: {note}")
-    lines.append("")
-    lines.append(f"pass^k (Δ = candidate - baseline; * = primary k {comp.primary_k}):")
-    lines.append("")
-    lines.append(tabulate(_k_rows(comp), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
-    lines.append("")
-    mc = comp.mcnemar
-    per_domain = ", ".join(f"{d.domain} b={d.b} c={d.c}" for d in mc.per_domain)
-    lines.append(
-        f"McNemar on 'all n trials passed' ({mc.tasks} tasks with n >= {mc.k}): "
-        f"b={mc.b} (only baseline passed), c={mc.c} (only candidate passed), "
-        f"p={fmt_p(mc.p_exact)}, mid-p={fmt_p(mc.p_midp)}"
-        + (f"; per domain: {per_domain}" if len(mc.per_domain) > 1 else "")
-    )
-    if comp.asr:
+        lines.append(("- " if md else "") + f"note: {note}")
+    for mc in comp.metric_comparisons():
         lines.append("")
-        lines.append("ASR@k (attack success rate over attacked common tasks; lower is better):")
-        lines.append("")
-        asr_rows = [
-            {
-                "k": a.k,
-                "baseline": fmt_num(a.baseline),
-                "candidate": fmt_num(a.candidate),
-                "Δ": fmt_num(a.delta, signed=True),
-                "tasks (b/c)": f"{a.baseline_tasks}/{a.candidate_tasks}",
-                "unknown trials (b/c)": f"{a.baseline_unknown_trials}/{a.candidate_unknown_trials}",
-            }
-            for a in comp.asr
-        ]
-        lines.append(tabulate(asr_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
+        lines += _metric_section(mc, fmt)
     if tasks:
+        kind = comp.metric
         lines.append("")
-        lines.append(f"per-task pass^{comp.primary_k} (largest changes first):")
+        lines.append(f"per-task {kind}{comp.primary_k} (largest changes first):")
         lines.append("")
         ordered = sorted(
             comp.tasks, key=lambda t: (-(abs(t.delta) if t.delta is not None else -1), t.domain, t.task_id)
@@ -132,8 +149,8 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
                 "task": t.task_id,
                 "baseline c/n": f"{t.baseline_successes}/{t.baseline_trials}",
                 "candidate c/n": f"{t.candidate_successes}/{t.candidate_trials}",
-                f"baseline pass^{t.k}": fmt_num(t.baseline),
-                f"candidate pass^{t.k}": fmt_num(t.candidate),
+                f"baseline {kind}{t.k}": fmt_num(t.baseline),
+                f"candidate {kind}{t.k}": fmt_num(t.candidate),
                 "Δ": fmt_num(t.delta, signed=True),
                 "change": t.change or "excluded (n < k)",
             }
@@ -151,8 +168,8 @@ def render_compare_text(report: CompareReport, fmt: TextFormat = "table", tasks:
         lines += _comparison_text(comp, fmt, tasks)
     lines.append(
         f"p: two-sided sign-flip permutation test on per-task differences; primary k unadjusted, other ks "
-        f"Holm-adjusted. CI: {report.n_resamples} paired bootstrap resamples over tasks, seed {report.seed}. "
-        "'better'/'worse' only when the CI excludes 0 and p < 1 - confidence."
+        f"Holm-adjusted and their verdicts exploratory. CI: {report.n_resamples} paired bootstrap resamples "
+        f"over tasks, seed {report.seed}. 'better'/'worse' only when the CI excludes 0 and p < 1 - confidence."
     )
     return "\n".join(lines)
 
@@ -172,7 +189,7 @@ def render_compare_json(report: CompareReport, tasks: bool = False) -> str:
 
 
 def render_compare_csv(report: CompareReport, tasks: bool = False) -> str:
-    """One CSV row per (comparison, k), or per (comparison, task) with ``tasks``."""
+    """One CSV row per (comparison, metric, k), or per (comparison, task) with ``tasks``."""
     rows: list[dict[str, Any]] = []
     for comp in report.comparisons:
         common = {
@@ -183,24 +200,23 @@ def render_compare_csv(report: CompareReport, tasks: bool = False) -> str:
         if tasks:
             rows += [{**common, **t.model_dump()} for t in comp.tasks]
             continue
-        asr = {a.k: a for a in comp.asr or []}
-        for r in comp.results:
-            a = asr.get(r.k)
-            rows.append(
-                {
-                    **common,
-                    **r.model_dump(exclude={"confidence"}),
-                    "confidence": r.confidence,
-                    "seed": report.seed,
-                    "n_resamples": report.n_resamples,
-                    "mcnemar_b": comp.mcnemar.b,
-                    "mcnemar_c": comp.mcnemar.c,
-                    "mcnemar_p_exact": comp.mcnemar.p_exact,
-                    "mcnemar_p_midp": comp.mcnemar.p_midp,
-                    "asr_baseline": a.baseline if a else None,
-                    "asr_candidate": a.candidate if a else None,
-                }
-            )
+        for mc in comp.metric_comparisons():
+            for r in mc.results:
+                rows.append(
+                    {
+                        **common,
+                        **r.model_dump(exclude={"confidence", "merged_strata"}),
+                        "merged_strata": ";".join(r.merged_strata),
+                        "confidence": r.confidence,
+                        "seed": report.seed,
+                        "n_resamples": report.n_resamples,
+                        "mcnemar_b": mc.mcnemar.b,
+                        "mcnemar_c": mc.mcnemar.c,
+                        "mcnemar_p_exact": mc.mcnemar.p_exact,
+                        "mcnemar_p_midp": mc.mcnemar.p_midp,
+                        "mcnemar_left_out_unequal_n": mc.mcnemar.left_out_unequal_n,
+                    }
+                )
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
@@ -220,6 +236,8 @@ def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
     lines.append(("- " if md else "") + f"run: {_run_label(report.run)}")
     if report.baseline is not None:
         lines.append(("- " if md else "") + f"baseline: {_run_label(report.baseline)}")
+    for note in report.notes:
+        lines.append(("- " if md else "") + f"note: {note}")
     lines.append("")
     if md:
         rows = [

@@ -1,12 +1,17 @@
 """Paired statistics for comparing two runs task by task.
 
-- :func:`paired_bootstrap_ci`: percentile CI of the mean per-task difference, resampling tasks
-  with replacement (the same tasks for both runs, hence on the differences), optionally
-  stratified so each stratum (domain) keeps its size. Vectorised: no Python loop per resample.
+- :func:`paired_bootstrap_ci` / :func:`bootstrap_mean_ci`: percentile CI of the mean per-task
+  difference, resampling tasks with replacement (the same tasks for both runs, hence on the
+  differences), optionally stratified so each stratum (domain) keeps its size. Vectorised: no
+  Python loop per resample. :func:`merge_small_strata` merges strata too small to stratify on.
 - :func:`sign_flip_test`: two-sided sign-flip permutation test of the mean difference, exact
   (all sign patterns) when the number of non-zero differences is small, Monte Carlo otherwise.
 - :func:`mcnemar`: exact McNemar test (two-sided binomial on the discordant pairs) and mid-p.
 - :func:`holm`: Holm step-down adjusted p-values.
+- :func:`min_tasks_to_reject`: the fewest tasks with which the exact sign-flip test can reject.
+
+Ties are decided exactly or relative to the data's own scale, never by an absolute epsilon:
+per-task differences of pass^k at large k are real and can be far below 1e-12.
 
 Only numpy and scipy.special are imported: scipy.stats takes over a second to import, which
 would dominate `tauguard compare`'s wall time.
@@ -93,9 +98,21 @@ def paired_bootstrap_ci(
     b = np.asarray(candidate, dtype=float)
     if a.shape != b.shape:
         raise ValueError("baseline and candidate must have the same length (aligned tasks)")
+    return bootstrap_mean_ci(b - a, strata=strata, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def bootstrap_mean_ci(
+    diffs: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
+) -> BootstrapCI:
+    """Percentile CI of the mean of per-task differences (computed by the caller, e.g. exactly)."""
+    diffs = np.asarray(diffs, dtype=float)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    diffs = b - a
     dist = bootstrap_mean_distribution(diffs, strata=strata, n_resamples=n_resamples, seed=seed)
     alpha = 1 - confidence
     low, high = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
@@ -109,6 +126,49 @@ def paired_bootstrap_ci(
         stratified=stratified,
         seed=seed if isinstance(seed, int) else None,
     )
+
+
+_MERGED = "\x00merged"  # label of the stratum small strata are merged into (no real domain)
+
+
+def merge_small_strata(labels: ArrayLike, min_size: int = 2) -> tuple[np.ndarray | None, list[str]]:
+    """Strata fit to stratify a bootstrap on, and the labels that were too small.
+
+    A stratum of one task has a bootstrap variance of 0, so stratifying on it claims certainty
+    about that stratum (three domains of one task each give a CI of one point). Strata with
+    fewer than ``min_size`` items are merged into one stratum; if that merged stratum is itself
+    too small, it joins the smallest remaining stratum. Returns ``(None, small)`` when fewer
+    than two strata are left: the bootstrap is then unstratified.
+    """
+    lab = np.asarray(labels).astype(str)
+    values, counts = np.unique(lab, return_counts=True)
+    small = [str(v) for v, c in zip(values, counts, strict=True) if c < min_size]
+    merged = lab.copy()
+    if small:
+        mask = np.isin(lab, small)
+        big = sorted((int(c), str(v)) for v, c in zip(values, counts, strict=True) if c >= min_size)
+        merged = merged.astype(object)
+        if mask.sum() >= min_size or not big:
+            merged[mask] = _MERGED
+        else:
+            merged[mask] = big[0][1]
+    if np.unique(merged.astype(str)).size < 2:
+        return None, small
+    return merged.astype(str), small
+
+
+def min_tasks_to_reject(alpha: float) -> int:
+    """The fewest tasks with which the two-sided exact sign-flip test can reach p < alpha.
+
+    With m non-zero differences its smallest p is 2 / 2**m, so fewer tasks can never show a
+    difference, whatever the data: 6 at alpha = 0.05, 8 at 0.01.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be in (0, 1)")
+    m = 1
+    while 2.0 / 2**m >= alpha:
+        m += 1
+    return m
 
 
 class PermutationResult(BaseModel):
@@ -138,8 +198,9 @@ def sign_flip_test(
     sum is that of ±|d_i|. Zero differences do not change under a flip and are left out of the
     enumeration, which is exact when at most ``exact_max_nonzero`` differences are non-zero.
     Otherwise ``n_resamples`` random patterns give p = (hits + 1) / (n_resamples + 1), which
-    never reports p = 0. A null sum counts as extreme when ``|sum| >= |observed|`` up to a
-    relative 1e-9, so float rounding cannot turn a tie into a miss.
+    never reports p = 0. A null sum counts as extreme when ``|sum| >= |observed|`` up to 1e-9 of
+    the data's scale (the sum of |d_i|), so float rounding cannot turn a tie into a miss and
+    differences of any magnitude (1e-15 at pass^28 of 60 trials) are tested like any other.
     """
     d = np.asarray(diffs, dtype=float)
     if d.ndim != 1 or d.size == 0:
@@ -149,7 +210,7 @@ def sign_flip_test(
     m = nz.size
     if m == 0:
         return PermutationResult(statistic=0.0, p_value=1.0, exact=True, n_resamples=1)
-    threshold = abs(observed) * (1 - 1e-9) - 1e-12
+    threshold = abs(observed) - 1e-9 * float(nz.sum())
     if m <= exact_max_nonzero:
         total = 1 << m
         hits = 0

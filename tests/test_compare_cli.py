@@ -65,7 +65,10 @@ def test_json_values_on_hand_runs(hand_runs: tuple[Path, Path]) -> None:
     (comp,) = data["comparisons"]
     assert comp["common_tasks"] == 5
     assert comp["dropped"] == {"only_in_baseline": 1, "only_in_candidate": 1, "no_evaluated_trials": 0}
-    assert comp["ks"] == [1, 2, 3, 4] and comp["primary_k"] == 4
+    # Default primary k (issue 10): the largest k every common task supports. retail/2 has n = 2
+    # in the candidate, so 2 (was 4, the largest k *some* task supports).
+    assert comp["ks"] == [1, 2, 3, 4] and comp["primary_k"] == 2
+    assert any("primary pass^2: the largest k every one of the 5 task(s)" in note for note in comp["notes"])
     by_k = {r["k"]: r for r in comp["results"]}
     # k=1 over the 5 common tasks: baseline (1 + 0 + .75 + 1 + .25)/5, candidate (1 + 1 + 1 + .75 + 1)/5.
     assert by_k[1]["baseline"] == pytest.approx(3 / 5)
@@ -83,14 +86,17 @@ def test_json_values_on_hand_runs(hand_runs: tuple[Path, Path]) -> None:
         assert r["ci_low"] <= r["delta"] <= r["ci_high"]
         for key in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p_permutation", "p_holm"):
             assert isinstance(r[key], float)
-    # Primary k is the declared test (unadjusted); the others are Holm-adjusted among themselves.
-    assert by_k[4]["primary"] and by_k[4]["p_holm"] == by_k[4]["p_permutation"]
-    for k in (1, 2, 3):
-        assert by_k[k]["p_holm"] >= by_k[k]["p_permutation"]
-    # McNemar on "all trials passed" over the 4 tasks with n >= 4 in both:
+    # Primary k is the declared test (unadjusted); the others are Holm-adjusted among themselves
+    # and their verdicts exploratory.
+    assert by_k[2]["primary"] and by_k[2]["p_holm"] == by_k[2]["p_permutation"]
+    assert not by_k[2]["exploratory"]
+    for k in (1, 3, 4):
+        assert by_k[k]["p_holm"] >= by_k[k]["p_permutation"] and by_k[k]["exploratory"]
+    # McNemar on "all trials passed" over the tasks with the same n in both runs: retail/2
+    # (n = 4 vs 2) is left out, leaving the same 4 tasks as before:
     # airline/1 only candidate (c), retail/0 only candidate (c), retail/1 only baseline (b).
     mc = comp["mcnemar"]
-    assert (mc["b"], mc["c"], mc["tasks"]) == (1, 2, 4)
+    assert (mc["b"], mc["c"], mc["tasks"], mc["left_out_unequal_n"]) == (1, 2, 4, 1)
     assert {d["domain"]: (d["b"], d["c"]) for d in mc["per_domain"]} == {"airline": (0, 1), "retail": (1, 1)}
     assert mc["p_exact"] == 1.0 and mc["p_midp"] == pytest.approx(1 - 3 / 8)
     assert "tasks" not in comp  # per-task rows only with --tasks
@@ -134,7 +140,8 @@ def test_table_markdown_csv_outputs(hand_runs: tuple[Path, Path]) -> None:
     assert table.exit_code == 0
     assert table.stdout.startswith("SIMULATION")
     assert "McNemar" in table.stdout and "b=1" in table.stdout and "c=2" in table.stdout
-    assert "4*" in table.stdout and "per-task pass^4" in table.stdout
+    assert "2*" in table.stdout and "per-task pass^2" in table.stdout  # default primary k = 2 (see above)
+    assert "(exploratory)" in table.stdout and "1 left out (different n in the two runs)" in table.stdout
     md = _invoke("compare", str(a), str(b), "--format", "markdown", *FEW)
     assert md.stdout.startswith("> **SIMULATION") and "| k " in md.stdout
     out = _invoke("compare", str(a), str(b), "--format", "csv", *FEW)
@@ -159,13 +166,18 @@ def test_real_llm_runs_carry_no_simulation_note(tmp_path: Path) -> None:
 
 
 def test_attack_success_rate_in_compare(tmp_path: Path) -> None:
+    # ASR@k is compared paired, like pass^k (issue 9), replacing the unpaired table.
     a = write_run(tmp_path, "a", [TaskSpec("retail", "0", [False, True], attacks=[True, False])])
     b = write_run(tmp_path, "b", [TaskSpec("retail", "0", [True, True], attacks=[False, None])])
     comp = _json(str(a), str(b))["comparisons"][0]
-    asr = {x["k"]: x for x in comp["asr"]}
-    assert asr[1]["baseline"] == 0.5 and asr[1]["candidate"] == 0.0
-    assert asr[1]["candidate_unknown_trials"] == 1
-    assert asr[2]["candidate"] is None  # only one known outcome: cannot estimate k = 2
+    (asr,) = comp["other_metrics"]
+    assert asr["metric"] == "asr@" and asr["higher_is_better"] is False
+    # Only one known outcome in the candidate: k = 2 cannot be estimated, so ASR has k = 1 only.
+    assert asr["ks"] == [1] and asr["primary_k"] == 1
+    (r1,) = asr["results"]
+    assert r1["baseline"] == 0.5 and r1["candidate"] == 0.0 and r1["delta"] == -0.5
+    assert (r1["improved"], r1["regressed"]) == (1, 0)  # ASR went down: an improvement
+    assert any("0 (baseline) and 1 (candidate) attacked trial(s) with an unknown outcome" in n for n in comp["notes"])
 
 
 def test_seed_is_recorded_and_reproducible(hand_runs: tuple[Path, Path]) -> None:

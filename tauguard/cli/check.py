@@ -41,13 +41,26 @@ def check(
     run: Path = typer.Argument(..., help="The run to gate (the candidate)."),
     baseline: Path | None = typer.Option(None, "--baseline", help="Baseline run to compare against."),
     metric: str | None = typer.Option(
-        None, "--metric", help="pass^K or pass@K for the baseline check (default: pass^ at the largest common k)."
+        None,
+        "--metric",
+        help="pass^K, pass@K or asr@K for the baseline check (default: pass^ at the largest k every common task has).",
     ),
     margin: float = typer.Option(0.05, "--margin", min=0.0, help="Non-inferiority margin on Δ."),
     mode: ModeChoice = typer.Option(
         ModeChoice.non_inferiority,
         "--mode",
-        help="non-inferiority: fail unless CI low > -margin; regression: fail only if CI high < 0.",
+        help="non-inferiority: fail unless the CI bound on the bad side is within the margin; "
+        "regression: fail only when shown worse (CI excludes 0 and permutation p < 1 - confidence).",
+    ),
+    min_tasks: int | None = typer.Option(
+        None,
+        "--min-tasks",
+        min=1,
+        help="Fewest compared tasks a baseline check accepts (default: 6 at 95% confidence, the fewest "
+        "with which the sign-flip test can reject).",
+    ),
+    allow_partial: bool = typer.Option(
+        False, "--allow-partial", help="Gate an incomplete run (not completed, or units missing) instead of failing."
     ),
     floors: Path | None = typer.Option(None, "--floors", help="TOML file of absolute floors (see configs/ci.toml)."),
     fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (human summary), json or markdown"),
@@ -86,6 +99,8 @@ def check(
             confidence=confidence,
             seed=seed,
             subset=subset.value,  # type: ignore[arg-type]
+            min_tasks=min_tasks,
+            allow_partial=allow_partial,
         )
     except (GateInputError, RunLoadError, CompareError) as exc:
         fail(str(exc))

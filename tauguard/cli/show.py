@@ -21,6 +21,8 @@ def render(summary: "RunSummary", fmt: str) -> str:
     """Render a summary as table or markdown text."""
     from tabulate import tabulate
 
+    from tauguard.metrics import METRICS
+
     tablefmt = "github" if fmt == "markdown" else "simple"
     s = summary
     lines = []
@@ -34,16 +36,24 @@ def render(summary: "RunSummary", fmt: str) -> str:
         + f"  faults={s.fault_profile}"
     )
     lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
+    if s.status != "completed" or s.recorded_units < s.planned_units:
+        lines.append(
+            f"warning: incomplete run: {s.recorded_units} of {s.planned_units} planned units recorded, "
+            f"status {s.status} (`tauguard run --resume` on the run directory finishes it)"
+        )
+    if s.metrics.skipped_lines:
+        lines.append(f"warning: {s.metrics.skipped_lines} unparsable record line(s) skipped")
     k = s.metrics.max_k
+    shown = [m for m in METRICS if m.shown]
     rows = []
     for sl in s.metrics.slices:
         row = {"slice": sl.label, "tasks": sl.evaluated_tasks, "trials": sl.trials}
-        for kv in sl.pass_hat:
-            row[f"pass^{kv.k}"] = _fmt(kv.value)
-        row["avg reward"] = _fmt(sl.avg_reward)
-        if sl.asr is not None:
-            for kv in sl.asr:
-                row[f"ASR@{kv.k}"] = _fmt(kv.value)
+        # pass^k before avg reward, the other k-metrics after it: the order readers know.
+        for i, mdef in enumerate(shown):
+            for kv in sl.k_values(mdef.kind) or []:
+                row[f"{mdef.column}{kv.k}"] = _fmt(kv.value)
+            if i == 0:
+                row["avg reward"] = _fmt(sl.avg_reward)
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")
