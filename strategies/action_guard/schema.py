@@ -8,9 +8,9 @@ described in PolicyGuide, /work/shared/papers/workflow-guide_policyguide.md, App
 - ``T`` needs a prior tool result (a read of the target entity, a status, a membership);
 - ``D`` needs the dialogue (explicit confirmation, a stated reason, a request).
 
-``requirement`` and ``remediation`` may name the domain's policy constants as ``{c.<name>}``
-(``str.format``). ``clauses`` cites the policy clauses the item comes from, by id (their verbatim texts live in
-:mod:`tauguard.domains`; an unknown id is a load error); ``check``
+``clauses`` cites the policy clauses the item comes from, by id (their verbatim texts live in
+:mod:`tauguard.domains`; an unknown id is a load error); ``requirement`` and ``remediation``
+may name the domain's policy constants as ``{c.<name>}`` (``str.format``); ``check``
 optionally names a deterministic check (see :mod:`tauguard_strategies.action_guard.checks`). Items
 without a check are judged only by the LLM verifier.
 """
