@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pydantic import ValidationError
 from tauguard_strategies.action_guard.schema import (
@@ -120,7 +118,3 @@ def test_constants_are_the_policy_values() -> None:
             assert f"{free} free checked bag" in allowance, (membership, cabin)
     assert all(f"'{r}'" in domains.clause("retail.cancel_reason").text for r in domains.retail().cancel_reasons)
 
-
-def test_pack_data_ships_with_the_package() -> None:
-    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert '"tauguard.domains" = ["*/policy.toml"]' in pyproject
