@@ -113,8 +113,10 @@ def test_constants_are_the_policy_values() -> None:
     assert telecom.today in domains.clause("telecom.clock").text
     allowance = domains.clause("airline.bag_allowance").text
     for membership, by_cabin in airline.free_bags.items():
-        assert f"If the booking user is a {membership} member:" in allowance
+        section = allowance.split(f"If the booking user is a {membership} member:")[1].split("- If")[0]
         for cabin, free in by_cabin.items():
-            assert f"{free} free checked bag" in allowance, (membership, cabin)
+            line = next(x for x in section.splitlines() if x.endswith(f"for each {cabin.replace('_', ' ')} passenger"))
+            assert line.strip().startswith(f"- {free} free checked bag"), (membership, cabin, line)
+    assert f"Each extra baggage is {airline.bag_fee} dollars." in allowance
     assert all(f"'{r}'" in domains.clause("retail.cancel_reason").text for r in domains.retail().cancel_reasons)
 
