@@ -11,13 +11,14 @@ This module imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-import tomllib
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tauguard.datafiles import load_toml
 
 DIR = Path(__file__).parent
 ClauseKind = Literal["identity", "state", "eligibility", "argument", "limit", "dialogue"]
@@ -163,8 +164,7 @@ def load(domain: str) -> PolicyPack:
     path = DIR / domain / "policy.toml"
     if not path.exists():
         raise UnknownClauseError(f"no policy pack for domain '{domain}'; known: {', '.join(domains())}")
-    with path.open("rb") as fh:
-        pack = PolicyPack.model_validate(tomllib.load(fh))
+    pack = load_toml(path, PolicyPack)
     if pack.domain != domain:
         raise ValueError(f"{path}: declares domain '{pack.domain}'")
     CONSTANTS[domain].model_validate(pack.constants)

@@ -8,7 +8,6 @@ tool's own signature; plus a note. An id the pack does not define is a load erro
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -16,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tauguard import domains as policy
+from tauguard.datafiles import load_toml
 from tauguard.domains import ClauseKind as Kind
 
 DIR = Path(__file__).parent
@@ -94,8 +94,7 @@ def _cited(domain: str, entry: Enforced) -> Clause:
 def load(domain: str) -> ClauseBook:
     """The validated clause book of ``domain``: the pack's clauses the ledger cites, with their enforcement."""
     path = DIR / f"{domain}.toml"
-    with path.open("rb") as fh:
-        entries = EnforcementFile.model_validate(tomllib.load(fh))
+    entries = load_toml(path, EnforcementFile)
     if entries.domain != domain:
         raise ValueError(f"{path}: declares domain '{entries.domain}'")
     pack = policy.load(domain)
