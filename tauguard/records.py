@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard.guard import GuardEvent
+from tauguard.process.score import ProcessReport
 
 SCHEMA_VERSION = 1
 SUCCESS_TOLERANCE = 1e-6  # tau2's is_successful: |reward - 1| <= 1e-6
@@ -71,6 +72,8 @@ class TrialRecord(BaseModel):
     duration_s: float = 0.0
     error: str | None = None  # infrastructure error; such trials are excluded from metrics
     simulation: dict[str, Any] | None = None  # tau2 SimulationRun, JSON-dumped
+    # Process rubric of the trace (tauguard.process); None on older records: computed on load.
+    process: ProcessReport | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
