@@ -18,7 +18,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 
@@ -136,7 +136,6 @@ class SessionContext(BaseModel):
     user_tool_types: dict[str, str] = Field(default_factory=dict)
     guard_llm: str | None = None
     guard_llm_args: dict[str, Any] = Field(default_factory=dict)
-    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class GuardSession:
@@ -158,19 +157,60 @@ class GuardSession:
         return None
 
 
+class NoOptions(BaseModel):
+    """The options model of a strategy that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# The hooks a session may override, in the order they fire around a call.
+HOOKS: tuple[str, ...] = ("on_user_turn", "before_write", "after_tool", "render_context")
+
+
 class Strategy:
     """A guarding strategy: a factory of per-simulation guard sessions.
 
-    Subclasses set ``name`` and ``description`` and override :meth:`new_session`.
-    ``hooks`` lists the hooks the strategy implements (for ``tauguard strategies``).
+    A subclass declares, once, everything ``tauguard strategies`` shows:
+
+    - its description: the first line of the class docstring;
+    - ``session_class``: the :class:`GuardSession` subclass :meth:`new_session` returns; its
+      hooks are the GuardSession methods it overrides (None: no session, no hooks);
+    - ``options_model``: a pydantic model of its options with ``extra="forbid"``; the
+      validated instance is ``self.options`` (unknown or ill-typed options are rejected
+      before any work);
+    - ``hidden``: True for test-only strategies, left out of the default listing.
+
+    Its name is the name it is registered under (entry-point group ``tauguard.strategies``).
     """
 
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-    hooks: ClassVar[tuple[str, ...]] = ()
+    options_model: ClassVar[type[BaseModel]] = NoOptions
+    session_class: ClassVar[type[GuardSession] | None] = None
+    hidden: ClassVar[bool] = False
 
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        self.options: dict[str, Any] = dict(options or {})
+    def __init__(self, options: BaseModel | dict[str, Any] | None = None) -> None:
+        if isinstance(options, self.options_model):
+            self.options: Any = options
+        else:
+            raw = options.model_dump() if isinstance(options, BaseModel) else dict(options or {})
+            self.options = self.options_model.model_validate(raw)
+
+    @classmethod
+    def summary(cls) -> str:
+        """The one-line description (the docstring's first line)."""
+        lines = (cls.__doc__ or "").strip().splitlines()
+        return lines[0].strip() if lines else ""
+
+    @classmethod
+    def hooks(cls) -> tuple[str, ...]:
+        """The hooks the strategy's session implements (overrides of GuardSession's)."""
+        session = cls.session_class
+        if session is None:
+            return ()
+        return tuple(h for h in HOOKS if getattr(session, h) is not getattr(GuardSession, h))
+
+    def check_domains(self, domains: list[str]) -> None:
+        """Reject options that do not fit the run's domains, before any work (raise a ValueError
+        with a one-line message, e.g. a tool name that is not a tool of the domain)."""
 
     def new_session(self, context: SessionContext) -> GuardSession | None:
         """A fresh guard session for one simulation; None means no hooks at all."""

@@ -19,6 +19,13 @@ from tauguard.guard import GuardEvent
 from tauguard.process.score import ProcessReport
 
 SCHEMA_VERSION = 1
+
+# The one label of output made with the built-in sim model (manifest, summary, compare,
+# check, probes): simulated numbers are never presented as findings about real LLMs.
+SIMULATION_NOTE = (
+    "SIMULATION: made with the built-in sim model (a simulated agent and/or user); "
+    "these numbers describe the simulator, not findings about real LLMs."
+)
 SUCCESS_TOLERANCE = 1e-6  # tau2's is_successful: |reward - 1| <= 1e-6
 
 

@@ -122,7 +122,7 @@ def assemble(events: list[ConversationEvent], result_of: Callable[[ToolCallView]
 def session_context(
     domain: str,
     task_id: str,
-    options: dict[str, Any] | None = None,
+    *,
     guard_llm: str | None = None,
     guard_llm_args: dict[str, Any] | None = None,
 ) -> SessionContext:
@@ -136,7 +136,6 @@ def session_context(
         user_tool_types=user_types,
         guard_llm=guard_llm,
         guard_llm_args=dict(guard_llm_args or {}),
-        options=dict(options or {}),
     )
 
 

@@ -13,8 +13,6 @@ from pydantic import BaseModel, Field
 from tauguard.metrics import RunMetrics, summarize_run
 from tauguard.store import Run
 
-SIM_NOTE = "SIMULATION: agent and/or user are the built-in sim model; these numbers are not findings about real LLMs."
-
 
 class FaultClassRow(BaseModel):
     """Per fault class: how often it was injected, intercepted, and the trials it sank."""

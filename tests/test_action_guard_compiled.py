@@ -320,14 +320,14 @@ def test_on_missing_allow_holds_only_contradictions() -> None:
     assert gate("retail", CANCEL, contradicted, on_missing="allow").verdict == Verdict.BLOCK
 
 
-def test_a_crashing_check_is_a_guard_error_handled_by_the_failure_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crashing_check_is_a_guard_error_handled_by_the_failure_policy() -> None:
     def boom(ctx: object) -> None:
         raise KeyError("no such field")
 
-    monkeypatch.setitem(CHECKS, "retail.order_owner", boom)
-    conv = retail(order()).confirm(CANCEL.name, CANCEL.arguments).build()
-    closed = gate("retail", CANCEL, conv)
-    assert closed.verdict == Verdict.VERIFY
-    assert closed.rule_id is not None and closed.rule_id.startswith(GUARD_ERROR_RULE)
-    assert "retail.order_owner" in closed.reason
-    assert gate("retail", CANCEL, conv, failure_policy="open").verdict == Verdict.ALLOW
+    with CHECKS.patched("retail.order_owner", boom):
+        conv = retail(order()).confirm(CANCEL.name, CANCEL.arguments).build()
+        closed = gate("retail", CANCEL, conv)
+        assert closed.verdict == Verdict.VERIFY
+        assert closed.rule_id is not None and closed.rule_id.startswith(GUARD_ERROR_RULE)
+        assert "retail.order_owner" in closed.reason
+        assert gate("retail", CANCEL, conv, failure_policy="open").verdict == Verdict.ALLOW

@@ -75,19 +75,12 @@ def eval_(
     confusion matrix, per-class precision/recall/F1, macro-F1, the false-block rate on allow
     probes and how many prefixes did not reproduce."""
     from tauguard.probes.evaluate import check_probes, evaluate_probes
-    from tauguard.probes.model import ProbeFileError, read_probes
+    from tauguard.probes.model import read_probes
     from tauguard.probes.render import render_report
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.registry import validated_options
 
-    options = parse_strategy_options(strategy_option)
-    try:
-        get_strategy_class(strategy)
-    except UnknownStrategyError as exc:
-        fail(str(exc))
-    try:
-        items = read_probes(probes)
-    except ProbeFileError as exc:
-        fail(str(exc))
+    options = validated_options(strategy, parse_strategy_options(strategy_option))  # errors: exit 2 in main
+    items = read_probes(probes)  # ProbeFileError: one line, exit 2 (tauguard.cli.main)
     ticker = None
     if progress:
 

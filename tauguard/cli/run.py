@@ -54,7 +54,7 @@ def run(
         None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\'.'
     ),
     strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."),
-    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: a name in configs/faults/ or a TOML path."),
+    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
     backend: Optional[str] = typer.Option(None, "--backend", help="joblib backend (loky, multiprocessing, threading, ...)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),

@@ -27,7 +27,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
     s = summary
     lines = []
     if s.simulated:
-        from tauguard.summary import SIM_NOTE
+        from tauguard.records import SIMULATION_NOTE as SIM_NOTE
 
         lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
     lines.append(

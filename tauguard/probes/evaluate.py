@@ -149,7 +149,7 @@ def gate_probe(
     """
     conversation, failures = (memo or ReplayMemo()).replay(probe.domain, task, probe.prefix)
     after: str | None = None
-    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
+    session = strategy.new_session(session_context(probe.domain, probe.task_id))
     if session is None:
         predicted, verdict, rule_id, reason = "allow", None, None, ""
     else:
@@ -188,7 +188,7 @@ def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, 
 
     replay = replay_events(probe.domain, task, probe.prefix)
     env, conversation = replay.environment, replay.conversation
-    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
+    session = strategy.new_session(session_context(probe.domain, probe.task_id))
     feed_session(session, conversation)
     for round_ in range(MAX_READ_ROUNDS):
         reads = dedupe([r for q in decision.required_reads for r in reads_for(probe.domain, env.tools.db, probe.call, q)])

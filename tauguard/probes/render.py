@@ -10,12 +10,13 @@ from tabulate import tabulate
 
 from tauguard.probes.evaluate import ProbeReport
 from tauguard.probes.model import LABELS, Probe
+from tauguard.records import SIMULATION_NOTE
 
 Format = Literal["table", "markdown", "json"]
 
 SIM_NOTE = (
-    "Probes are decision states built from tau2's gold plans and the sim agent's catalogued faults; "
-    "scores describe a gate on these simulated states, not real LLM agents."
+    f"{SIMULATION_NOTE} Probes are decision states built from tau2's gold plans and the sim agent's "
+    "catalogued faults; scores describe a gate on these simulated states, not real LLM agents."
 )
 
 

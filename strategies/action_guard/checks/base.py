@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard.conversation import ToolCallView
+from tauguard.registry import Registry
 
 CheckStatus = Literal["met", "missing", "violated"]
 
@@ -63,16 +64,9 @@ class CheckContext:
 
 CheckFn = Callable[[CheckContext], CheckResult]
 
-CHECKS: dict[str, CheckFn] = {}
+CHECKS: Registry[CheckFn] = Registry("action-guard check", check=callable, expected="a callable")
 
 
 def check(check_id: str) -> Callable[[CheckFn], CheckFn]:
-    """Register a check function under ``check_id``."""
-
-    def register(fn: CheckFn) -> CheckFn:
-        if check_id in CHECKS:
-            raise ValueError(f"check '{check_id}' registered twice")
-        CHECKS[check_id] = fn
-        return fn
-
-    return register
+    """Register a check function under ``check_id`` (a second one under the same id is an error)."""
+    return CHECKS.register(check_id)

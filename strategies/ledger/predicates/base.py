@@ -18,6 +18,7 @@ from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.readmap import DomainMap, ReadHint
 from tauguard.conversation import ToolCallView
 from tauguard.guard import Verdict
+from tauguard.registry import Registry
 
 
 class Finding(BaseModel):
@@ -115,7 +116,10 @@ class Predicate:
         return self.fn.__name__
 
 
-REGISTRY: list[Predicate] = []
+# Keyed "<domain>:<tool>:<function>", in registration order (the gate's evaluation order).
+predicates: Registry[Predicate] = Registry(
+    "ledger predicate", check=lambda p: isinstance(p, Predicate), expected="a Predicate"
+)
 
 
 def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn], PredicateFn]:
@@ -123,10 +127,10 @@ def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn],
 
     def register(fn: PredicateFn) -> PredicateFn:
         for tool in tools:
-            REGISTRY.append(Predicate(domain, tool, rule_id, fn))
+            predicates.add(f"{domain}:{tool}:{fn.__name__}", Predicate(domain, tool, rule_id, fn))
         return fn
 
     return register
 
 
-__all__ = ["REGISTRY", "Finding", "GateContext", "NeedFact", "Predicate", "predicate"]
+__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "predicate", "predicates"]
