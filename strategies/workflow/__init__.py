@@ -1,0 +1,1 @@
+"""`workflow`: PolicyGuide-style workflow guide (shared/papers/workflow-guide_policyguide.md)."""
