@@ -95,6 +95,10 @@ class GuardDecision(BaseModel):
         return " ".join(parts)
 
 
+# Text a guard puts in its rendered context while a user request is unfinished; the sim agent
+# reads it where it would otherwise close the conversation (a premature stop).
+OPEN_REQUEST_MARKER = "REQUEST STILL OPEN"
+
 # Rule id prefix of decisions a guard made because it failed (an exception, a malformed or
 # missing model answer, a timeout), as opposed to decisions about the call. Such events
 # count towards a run's guard error rate.
@@ -155,6 +159,11 @@ class GuardSession:
     def render_context(self) -> str | None:
         """Extra context rendered into an LLM agent's prompt before each model call."""
         return None
+
+    def turn_details(self) -> dict[str, Any]:
+        """Details of the last ``on_user_turn`` firing for its guard event: any of ``usage``
+        (GuardUsage), ``evidence``, ``rule_id``, ``reason``, ``raw``. Empty: nothing to record."""
+        return {}
 
 
 class NoOptions(BaseModel):

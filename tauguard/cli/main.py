@@ -43,6 +43,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.report", "report", "report"),
     ("tauguard.cli.faults", "faults", "faults"),
     ("tauguard.cli.probes", "app", "probes"),
+    ("tauguard.cli.workflow", "app", "workflow"),
 ]
 
 def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:

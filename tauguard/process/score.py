@@ -121,7 +121,8 @@ def _states_action(text: str, call: ToolCallView) -> bool:
     return any(len(str(v)) >= 3 and str(v) in text for v in values)
 
 
-def _confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
+def confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
+    """Whether ``events`` hold an agent message stating ``call`` answered by an explicit yes."""
     texts = [e for e in events if e.kind in ("agent_message", "user_message") and e.content]
     for pos, ev in enumerate(texts[:-1]):
         reply = texts[pos + 1]
@@ -179,7 +180,7 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                 seen = any(c.name == t.read and c.arguments.get(t.read_argument) == want for c in ids)
                 tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
             if write.confirm:
-                ok = _confirmed(conv.events[last_write + 1 : i], call)
+                ok = confirmed(conv.events[last_write + 1 : i], call)
                 tally.add(ok, "confirmation", write.confirm, i, call.name, "no stated action answered by an explicit yes since the previous write")
             if write.reason and write.reason.argument in call.arguments:
                 value = str(call.arguments[write.reason.argument]).strip().lower()
