@@ -15,6 +15,8 @@ This module imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
@@ -59,6 +61,17 @@ class ReadRequest(BaseModel):
     arguments: dict[str, Any] | None = None
     why: str = ""
 
+    def key(self) -> str:
+        """What makes two requests the same read: the tool and its arguments (not ``why``)."""
+        return self.tool + json.dumps(self.arguments, sort_keys=True, default=str)
+
+    def describe(self) -> str:
+        """``tool(k=v, ...)``, or ``tool(...)`` when the arguments are the agent's to supply."""
+        if self.arguments is None:
+            return f"{self.tool}(...)"
+        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+        return f"{self.tool}({args})"
+
 
 class GuardDecision(BaseModel):
     """A gate's decision on one proposed WRITE call."""
@@ -98,6 +111,98 @@ class GuardDecision(BaseModel):
 # Text a guard puts in its rendered context while a user request is unfinished; the sim agent
 # reads it where it would otherwise close the conversation (a premature stop).
 OPEN_REQUEST_MARKER = "REQUEST STILL OPEN"
+
+# How much a verdict holds a call: the most severe finding decides.
+SEVERITY: dict[Verdict, int] = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
+
+# Evidence keys every combined decision carries; readers (sweeps, show, probes) use these
+# names, never string literals.
+FINDINGS_KEY = "findings"  # the held findings: rule_id, verdict, detail (and their evidence)
+REQUIRED_READS_KEY = "required_reads"  # on VERIFY: the merged reads, as ReadRequest dumps
+
+
+class RuleFinding(BaseModel):
+    """One rule's judgement of a proposed call; guards of every kind report in this type.
+
+    ALLOW means the rule holds (the finding then does not count); VERIFY a fact or dialogue
+    step is missing (``required_reads`` names reads that would supply it); REVISE an
+    argument conflicts with observed facts (``revised_arguments`` when a compliant variant
+    is determined); BLOCK the request is not permitted. ``rule_id`` may be left empty by a
+    rule function whose registry knows its id (the strategy fills it in).
+    """
+
+    rule_id: str = ""
+    verdict: Verdict
+    detail: str = ""  # what the guard observed, in words
+    remediation: str = ""  # what would make the call compliant
+    revised_arguments: dict[str, Any] | None = None
+    required_reads: list[ReadRequest] = Field(default_factory=list)
+    evidence: dict[str, Any] = Field(default_factory=dict)  # values this rule used
+
+    def summary(self) -> dict[str, Any]:
+        """The finding as listed under ``evidence[FINDINGS_KEY]``."""
+        out: dict[str, Any] = {"rule_id": self.rule_id, "verdict": self.verdict.value, "detail": self.detail}
+        if self.evidence:
+            out["evidence"] = self.evidence
+        return out
+
+
+def held(findings: Iterable[RuleFinding]) -> list[RuleFinding]:
+    """The findings that hold the call, most severe first (ties keep their order)."""
+    return sorted((f for f in findings if f.verdict != Verdict.ALLOW), key=lambda f: -SEVERITY[f.verdict])
+
+
+def merge_reads(findings: Iterable[RuleFinding]) -> list[ReadRequest]:
+    """The findings' required reads in order, each read (tool and arguments) once."""
+    merged: dict[str, ReadRequest] = {}
+    for finding in findings:
+        for read in finding.required_reads:
+            merged.setdefault(read.key(), read)
+    return list(merged.values())
+
+
+def combine(
+    findings: Iterable[RuleFinding], *, allow_reason: str = "", evidence: dict[str, Any] | None = None
+) -> GuardDecision:
+    """One decision from the findings of every rule a guard checked.
+
+    The most severe finding decides the verdict and the rule id (the first of equally severe
+    findings in the order given). The reason lists every held finding; remediations are
+    joined (most severe first, each once), followed by any merged read they do not already
+    name; on VERIFY the merged reads are the decision's ``required_reads``; on REVISE the
+    deciding finding's ``revised_arguments`` are the decision's. ``evidence`` (the guard's
+    own keys) is extended with :data:`FINDINGS_KEY` and, on VERIFY, :data:`REQUIRED_READS_KEY`.
+    With no held finding the decision is ALLOW with ``allow_reason``.
+    """
+    findings = list(findings)
+    holding = held(findings)
+    out: dict[str, Any] = dict(evidence or {})
+    out[FINDINGS_KEY] = [f.summary() for f in findings if f.verdict != Verdict.ALLOW]
+    if not holding:
+        return GuardDecision(verdict=Verdict.ALLOW, reason=allow_reason, evidence=out)
+    primary = holding[0]
+    reads = merge_reads(holding)
+    steps: list[str] = []
+    for finding in holding:
+        if finding.remediation and finding.remediation not in steps:
+            steps.append(finding.remediation)
+    remediation = "; ".join(steps)
+    unnamed = [r.describe() for r in reads if r.describe() not in remediation]
+    if unnamed:
+        remediation = (remediation + "; " if remediation else "") + "read first: " + ", ".join(unnamed)
+    verify = primary.verdict == Verdict.VERIFY
+    if verify:
+        out[REQUIRED_READS_KEY] = [r.model_dump() for r in reads]
+    return GuardDecision(
+        verdict=primary.verdict,
+        rule_id=primary.rule_id or None,
+        reason="; ".join(f"[{f.rule_id}] {f.detail}" if f.rule_id else f.detail for f in holding),
+        remediation=remediation,
+        evidence=out,
+        revised_arguments=primary.revised_arguments if primary.verdict == Verdict.REVISE else None,
+        required_reads=reads if verify else [],
+    )
+
 
 # Rule id prefix of decisions a guard made because it failed (an exception, a malformed or
 # missing model answer, a timeout), as opposed to decisions about the call. Such events

@@ -24,8 +24,10 @@ from tauguard.guard import (
     GuardSession,
     GuardUsage,
     ReadRequest,
+    RuleFinding,
     SessionContext,
     Verdict,
+    combine,
 )
 
 DIALOGUE = ("user_input", "agent_action")
@@ -204,11 +206,11 @@ class WorkflowSession(GuardSession):
             if gap.match is not None and gap.match.write in call.arguments:
                 args = {gap.match.read: call.arguments[gap.match.write]}
             reads.append(ReadRequest(tool=gap.tool, arguments=args, why=gap.satisfied))
-        return GuardDecision(
-            verdict=Verdict.VERIFY,
-            reason=f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet",
-            remediation=f"Next required step: {_describe(gap)}.",
+        finding = RuleFinding(
             rule_id=gap.clauses[0],
+            verdict=Verdict.VERIFY,
+            detail=f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet",
+            remediation=f"Next required step: {_describe(gap)}",
             required_reads=reads,
-            evidence={"node": auth, "unmet": gap.id, "state": state.compact()},
         )
+        return combine([finding], evidence={"node": auth, "unmet": gap.id, "state": state.compact()})

@@ -1,4 +1,4 @@
-"""`tauguard probes build|eval`: the gate probe benchmark (pre-action decision states)."""
+"""`tauguard probes build|eval|sweep`: the gate probe benchmark (pre-action decision states) and the gold sweep."""
 
 from __future__ import annotations
 
@@ -95,3 +95,78 @@ def eval_(
         fail(str(exc))
     report = evaluate_probes(strategy, items, options, progress=ticker)
     typer.echo(render_report(report, fmt.value))
+
+
+class _SweepProgress:
+    """Progress of a sweep on stderr: one updating line on a terminal, about 50 plain lines otherwise."""
+
+    def __init__(self, plain: bool) -> None:
+        self.plain = plain
+
+    def __call__(self, domain: str, task_id: str, done: int, total: int) -> None:
+        if not self.plain:
+            end = "\n" if done == total else "\r"
+            sys.stderr.write(f"  {domain}: {done}/{total} tasks{end}")
+            sys.stderr.flush()
+            return
+        every = max(1, total // 50)
+        if done % every == 0 or done == total:
+            typer.echo(f"  [{done}/{total}] {domain}/{task_id}", err=True)
+
+
+@app.command("sweep")
+def sweep_(
+    strategy: str = typer.Option(..., "--strategy", "-s", help="Strategy name (see `tauguard strategies`)."),
+    strategy_option: Optional[list[str]] = typer.Option(
+        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."
+    ),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
+    split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: base, train or test."),
+    follow_reads: bool = typer.Option(
+        True, "--follow-reads/--no-follow-reads",
+        help="Perform the reads a VERIFY asks for and gate again, as a compliant agent would (the headline figure).",
+    ),
+    task_ids: Optional[list[str]] = typer.Option(None, "--task-ids", help="Only these task ids (one --domain; repeatable or comma-separated)."),
+    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="Only the first N tasks of the split per domain."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    plain: bool = typer.Option(False, "--plain", help="Plain progress lines instead of one updating line."),
+) -> None:
+    """Replay every gold write of a split through a strategy's gate (one replay per task) and
+    report ALLOW / VERIFY / REVISE / BLOCK per domain with the held writes listed."""
+    from tauguard import tau2compat as t2
+    from tauguard.probes.sweep import sweep
+    from tauguard.probes.sweep_report import build_report, render_sweep
+    from tauguard.registry import create_strategy
+
+    options = parse_strategy_options(strategy_option)
+    domains = [d for item in (domain or list(t2.DOMAINS)) for d in item.split(",") if d]
+    unknown = [d for d in domains if d not in t2.DOMAINS]
+    if unknown:
+        fail(f"unknown domain '{unknown[0]}'; allowed: {', '.join(t2.DOMAINS)}")
+    ids = [t for item in (task_ids or []) for t in item.split(",") if t] or None
+    if ids and len(domains) != 1:
+        fail("--task-ids needs a single --domain (task ids are per domain)")
+    try:
+        instance = create_strategy(strategy, options)
+    except ValueError as exc:  # unknown strategy or invalid options
+        fail(str(exc))
+    selected: dict[str, list[str]] = {}
+    for name in domains:
+        splits = t2.task_splits(name)
+        if split not in splits:
+            fail(f"unknown split '{split}' for {name}; allowed: {', '.join(splits)}")
+        all_ids = [t.id for t in t2.load_tasks(name, split)]
+        missing = [t for t in ids or [] if t not in all_ids]
+        if missing:
+            fail(f"unknown task id(s) {', '.join(missing)} for {name}/{split}")
+        chosen = [t for t in all_ids if ids is None or t in ids]
+        selected[name] = chosen[:num_tasks] if num_tasks is not None else chosen
+    ticker = _SweepProgress(plain or not is_tty())
+    results = {
+        name: sweep(
+            instance, name, split, follow_reads, options=options, task_ids=chosen,
+            progress=lambda task_id, done, total, name=name: ticker(name, task_id, done, total),
+        )
+        for name, chosen in selected.items()
+    }
+    typer.echo(render_sweep(build_report(strategy, options, split, follow_reads, results), fmt.value))

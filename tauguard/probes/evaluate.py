@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent
-from tauguard.guard import Verdict
+from tauguard.guard import GuardDecision, Verdict
 from tauguard.probes.build import ReplayCache
+from tauguard.probes.follow_reads import gate_after_reads
 from tauguard.probes.model import LABELS, Probe
 from tauguard.registry import create_strategy
 from tauguard.replay import agent_view, assemble, feed_session, replay_events, session_context
@@ -177,33 +178,16 @@ def gate_probe(
     )
 
 
-MAX_READ_ROUNDS = 2
+def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: GuardDecision) -> str:
+    """The label after an agent does the reads the VERIFY names and proposes the call again.
 
-
-def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: Any) -> str:
-    """Gate again after performing the reads the VERIFY names (arguments an agent would
-    supply come from the task database, as the sim agent's do)."""
-    from tauguard.replay import call_tool
-    from tauguard.sim.oracle import dedupe, reads_for
-
+    The memoized replay has no environment, so the prefix is replayed once more here.
+    """
     replay = replay_events(probe.domain, task, probe.prefix)
-    env, conversation = replay.environment, replay.conversation
     session = strategy.new_session(session_context(probe.domain, probe.task_id))
-    feed_session(session, conversation)
-    for round_ in range(MAX_READ_ROUNDS):
-        reads = dedupe([r for q in decision.required_reads for r in reads_for(probe.domain, env.tools.db, probe.call, q)])
-        if not reads:
-            break
-        for i, read in enumerate(reads):
-            call = read.model_copy(update={"id": f"probe-read-{round_}-{i}"})
-            conversation.add(ConversationEvent(kind="agent_tool_call", tool_call=call))
-            result = call_tool(env, call)
-            conversation.add(result)
-            session.after_tool(result, agent_view(conversation))
-        decision = session.before_write(probe.call, agent_view(conversation))
-        if decision.verdict != Verdict.VERIFY or not decision.required_reads:
-            break
-    return VERDICT_LABEL[decision.verdict]
+    feed_session(session, replay.conversation)
+    final, _ = gate_after_reads(session, probe.domain, replay.environment, replay.conversation, probe.call, decision, "probe-read")
+    return VERDICT_LABEL[final.verdict]
 
 
 def _ratio(num: int, den: int) -> float:
