@@ -110,6 +110,7 @@ class TaskOutcome(BaseModel):
     guard_error_trials: int = 0
     # Process rubric (tauguard.process): trials with reward 1 AND every applicable check held,
     # and over the trials with reward 1, the applicable and satisfied checks (Step-TCR).
+    process_trials: int = 0  # evaluated trials with a process rubric (a stored trace)
     process_valid: int = 0
     process_checks: int = 0
     process_satisfied: int = 0
@@ -155,6 +156,7 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
         out.successes += trial_success(rec)
         out.reward_sum += rec.reward if rec.reward is not None else 0.0
         process = record_process(rec)
+        out.process_trials += process is not None
         if trial_success(rec) and process is not None:
             out.process_valid += process.valid
             out.process_checks += process.applicable
@@ -282,14 +284,16 @@ METRICS: list[MetricDef] = [
         column="pv^",
         description="k trials all pass AND follow the process rubric",
         higher_is_better=True,
-        n=lambda o: o.trials,
+        n=lambda o: o.process_trials,
         count=lambda o: o.process_valid,
         formula=pass_hat_k_exact,
-        pool=lambda o: o.trials > 0,
-        event=lambda o: o.process_valid == o.trials,
+        pool=lambda o: o.process_trials > 0,
+        event=lambda o: o.process_valid == o.process_trials,
         event_label="all n trials passed and were process-valid",
-        excluded=lambda o: o.infra_errors,
-        excluded_label="trial(s) with an infrastructure error",
+        excluded=lambda o: o.infra_errors + o.trials - o.process_trials,
+        excluded_label="trial(s) with an infrastructure error or no stored trace",
+        n_label="evaluated trials with a stored trace",
+        optional=True,
     ),
 ]
 
