@@ -120,6 +120,10 @@ class Manifest(BaseModel):
     git_commit: str | None = None
     wall_time_s: float = 0.0
     counts: dict[str, int] = Field(default_factory=dict)
+    # "run": made by `tauguard run`; "imported": a τ² results file (`tauguard import`), whose
+    # provenance (source path, sha256, τ² commit, excluded tasks) is in ``provenance``.
+    source: Literal["run", "imported"] = "run"
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def expected_units(self) -> int:

@@ -58,6 +58,8 @@ class RunSummary(BaseModel):
     faults: list[FaultClassRow] = Field(default_factory=list)
     costs: list[RoleCost] = Field(default_factory=list)
     infra_errors: list[str] = Field(default_factory=list)  # "domain/task trial: first line"
+    source: str = "run"  # "imported": conversations recorded elsewhere (`tauguard import`)
+    source_note: str | None = None
 
 
 def summarize(run: Run) -> RunSummary:
@@ -111,4 +113,5 @@ def summarize(run: Run) -> RunSummary:
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
+        source=m.source, source_note=m.note if m.source == "imported" else None,
     )

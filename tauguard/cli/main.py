@@ -43,6 +43,8 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.report", "report", "report"),
     ("tauguard.cli.faults", "faults", "faults"),
     ("tauguard.cli.probes", "app", "probes"),
+    ("tauguard.cli.import_", "import_", "import"),
+    ("tauguard.cli.audit", "audit", "audit"),
     ("tauguard.cli.workflow", "app", "workflow"),
 ]
 

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
 
 app = typer.Typer(
     help="Gate probes: pre-action decision states labelled allow / verify / refuse (see docs/probes.md).",
@@ -29,36 +29,55 @@ def _progress(enabled: bool) -> Any:
 
 @app.command("build")
 def build(
-    domain: str = typer.Option(..., "--domain", "-d", help="airline, retail or telecom."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: train, test or base."),
     output: Path = typer.Option(..., "--output", "-o", help="The JSONL file to write."),
     task: Optional[list[str]] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="Format of the counts: table, json or markdown."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each task id as it is built."),
+    from_run: Optional[Path] = typer.Option(
+        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`)."
+    ),
 ) -> None:
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
-    variants (refuse / verify) and the task's policy-violation temptation (refuse)."""
+    variants (refuse / verify) and the task's policy-violation temptation (refuse). With
+    --from-run: one probe per recorded agent write, labelled from its outcome class."""
     from tauguard import tau2compat as t2
-    from tauguard.probes.build import build_probes
+    from tauguard.probes.build import build_probes, build_probes_from_run
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
 
-    if domain not in t2.DOMAINS:
-        fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
-    splits = t2.task_splits(domain)
-    if split not in splits:
-        fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
-    try:
-        probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
-    except ValueError as exc:
-        fail(str(exc))
+    check_output_file(output, "-o/--output")
+    if from_run is not None:
+        from tauguard.store import RunLoadError
+
+        if domain is not None or task:
+            fail("--from-run takes the run's own domain and tasks; drop --domain/--task")
+        try:
+            probes = build_probes_from_run(str(from_run), progress=_progress(verbose))
+        except RunLoadError as exc:
+            fail(str(exc))
+        what = f"recorded writes of {from_run}"
+    else:
+        if domain is None:
+            fail("give --domain (airline, retail or telecom) or --from-run RUN")
+        if domain not in t2.DOMAINS:
+            fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
+        splits = t2.task_splits(domain)
+        if split not in splits:
+            fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
+        try:
+            probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
+        except ValueError as exc:
+            fail(str(exc))
+        what = f"{domain}/{split}"
     try:
         write_probes(output, probes)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
     typer.echo(render_counts(probes, fmt.value))
     if fmt != OutputFormat.json:
-        typer.echo(f"{len(probes)} probes ({domain}/{split}) written to {output}")
+        typer.echo(f"{len(probes)} probes ({what}) written to {output}")
 
 
 @app.command("eval")

@@ -46,6 +46,7 @@ class ProbeOutcome(BaseModel):
     reason: str = ""
     fault_id: str | None = None
     fault_class: str | None = None
+    label_source: str | None = None  # e.g. "outcome:off_gold_failed" for probes of recorded writes
     reproduced: bool = True  # the prefix replayed with exactly the expected tool errors
     replay_errors: list[str] = Field(default_factory=list)
     # The label after an agent performs the reads a VERIFY asked for and the call is gated
@@ -106,10 +107,23 @@ def _find_task(domain: str, task_id: str, cache: dict[tuple[str, str], t2.Task])
 def check_probes(probes: list[Probe]) -> None:
     """Raise ValueError when a probe names an unknown domain or task (before any scoring)."""
     cache: dict[tuple[str, str], t2.Task] = {}
+    tools: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     for probe in probes:
         if probe.domain not in t2.DOMAINS:
             raise ValueError(f"probe {probe.id or probe.task_id}: unknown domain '{probe.domain}'")
         _find_task(probe.domain, probe.task_id, cache)
+        agent_tools, user_tools = tools.setdefault(probe.domain, t2.tool_types(probe.domain))
+        calls = [("agent", probe.call.name)] + [
+            ("user" if e.kind == "user_tool_call" else "agent", e.tool_call.name)
+            for e in probe.prefix if e.kind in ("agent_tool_call", "user_tool_call") and e.tool_call is not None
+        ]
+        for side, name in calls:
+            known = agent_tools if side == "agent" else user_tools
+            if name not in known:
+                raise ValueError(
+                    f"probe {probe.id or probe.task_id}: {probe.domain} has no {side} tool '{name}'; "
+                    f"allowed: {', '.join(sorted(known))}"
+                )
 
 
 class ReplayMemo:
@@ -172,6 +186,7 @@ def gate_probe(
         reason=reason,
         fault_id=probe.fault_id,
         fault_class=probe.fault_class,
+        label_source=probe.label_source,
         reproduced=failures == expected,
         replay_errors=failures,
         predicted_after_reads=after,
@@ -217,7 +232,7 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
         by_domain.setdefault(o.domain, Counter())[o.label] += 1
     by_class: dict[str, dict[str, float]] = {}
     for o in outcomes:
-        entry = by_class.setdefault(o.fault_class or "gold", {"n": 0, "correct": 0})
+        entry = by_class.setdefault(o.fault_class or o.label_source or "gold", {"n": 0, "correct": 0})
         entry["n"] += 1
         entry["correct"] += int(o.predicted == o.label)
     for entry in by_class.values():

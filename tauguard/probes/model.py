@@ -40,6 +40,9 @@ class Probe(BaseModel):
     # failing gold calls). None: none declared, so any replay error means the prefix did not
     # reproduce.
     prefix_errors: list[str] | None = None
+    # How ``label`` was derived when it is not a catalogued fault's, e.g.
+    # "outcome:off_gold_failed" for a write of a recorded conversation (probes build --from-run).
+    label_source: str | None = None
 
 
 class ProbeFileError(TauguardInputError):
@@ -64,6 +67,8 @@ def read_probes(path: Path) -> list[Probe]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ProbeFileError(f"cannot read probe file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise ProbeFileError(f"probe file {path} is not UTF-8 text (JSONL expected)") from None
     probes: list[Probe] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -19,6 +19,18 @@ SIM_NOTE = (
     "catalogued faults; scores describe a gate on these simulated states, not real LLM agents."
 )
 
+RECORDED_NOTE = (
+    "Probes from recorded conversations (probes build --from-run): labels come from each write's "
+    "outcome class (label_source), a proxy, not a judgement of the write."
+)
+
+
+def _note(report: ProbeReport) -> str:
+    recorded = [o for o in report.outcomes if o.label_source]
+    if not recorded:
+        return SIM_NOTE
+    return RECORDED_NOTE if len(recorded) == len(report.outcomes) else f"{SIM_NOTE} {RECORDED_NOTE}"
+
 
 def _tablefmt(fmt: Format) -> str:
     return "github" if fmt == "markdown" else "simple"
@@ -39,10 +51,13 @@ def render_counts(probes: list[Probe], fmt: Format) -> str:
     """The label counts of a probe set."""
     rows = probe_counts(probes)
     classes = Counter(p.fault_class or "gold" for p in probes)
+    # gold writes labelled refuse: the documented gold/policy conflicts
+    conflicts = sum(1 for p in probes if p.fault_id is None and p.label == "refuse")
     if fmt == "json":
-        return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items()))}, indent=2)
+        return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items())), "gold_conflicts_refuse": conflicts}, indent=2)
     lines = [tabulate(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
     lines.append("by fault class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    lines.append(f"gold writes labelled refuse (gold/policy conflicts, tauguard/gold_conflicts.toml): {conflicts}")
     return "\n".join(lines)
 
 
@@ -53,11 +68,12 @@ def _pct(value: float | None) -> str:
 def render_report(report: ProbeReport, fmt: Format) -> str:
     """Confusion matrix, per-class scores, macro-F1, false-block rate, replay failures."""
     if fmt == "json":
-        return json.dumps({"note": SIM_NOTE, **report.model_dump(mode="json")}, indent=2)
+        return json.dumps({"note": _note(report), **report.model_dump(mode="json")}, indent=2)
     md = fmt == "markdown"
     opts = " ".join(f"{k}={v}" for k, v in report.options.items())
     title = f"strategy {report.strategy}{(' (' + opts + ')') if opts else ''}: {report.probes} probes"
-    lines = [f"### {title}" if md else title, "", f"> {SIM_NOTE}" if md else SIM_NOTE, ""]
+    note = _note(report)
+    lines = [f"### {title}" if md else title, "", f"> {note}" if md else note, ""]
     confusion = [
         {"gold \\ predicted": gold, **{p: report.confusion[gold][p] for p in LABELS}} for gold in LABELS
     ]
