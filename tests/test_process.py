@@ -106,11 +106,14 @@ def test_telecom_fix_needs_a_diagnosis_before_and_a_verification_after():
     assert good.valid and good.applicable == 2
 
 
-def test_every_rubric_file_loads_and_covers_its_domain():
+def test_every_rubric_file_loads_and_cites_existing_clauses():
+    from tauguard.domains import load as load_pack
+
     assert domains() == ["airline", "retail", "telecom"]
     for d in domains():
         rubric = load(d)
-        assert rubric.write and all(c.startswith(d + ".") for c in rubric.clause_ids())
+        known = {c.id for c in load_pack(d).clause}
+        assert rubric.write and sorted(rubric.clause_ids() - known) == []
 
 
 def _record(task: str, trial: int, success: bool, msgs: list[dict]) -> TrialRecord:

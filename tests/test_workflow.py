@@ -21,12 +21,8 @@ CANCEL = ToolCallView(id="w", name="cancel_pending_order", arguments={"order_id"
 
 
 def _clause_ids(domain: str) -> set[str]:
-    try:
-        from tauguard.domains import load as load_pack
-    except ImportError:  # before the domain policy packs: the ledger's clause tables
-        from tauguard_strategies.ledger.clauses import load as load_book
+    from tauguard.domains import load as load_pack
 
-        return {c.id for c in load_book(domain).clause}
     return {c.id for c in load_pack(domain).clause}
 
 
