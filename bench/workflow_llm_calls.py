@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tauguard_strategies.workflow.graph import load
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 DIALOGUE = ("user_input", "agent_action")
@@ -30,12 +29,11 @@ DIALOGUE = ("user_input", "agent_action")
 def responder(body: dict[str, Any]) -> dict[str, Any]:
     """An ideal verifier: each request in the state is open with all its dialogue nodes met."""
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-    domain = next(d for d in ("airline", "retail", "telecom") if f'"{d}.' in system or f"{d}." in system)
-    graph = load(domain)
+    workflow = json.loads(re.search(r"<workflow>\n(.*)\n</workflow>", system, re.S).group(1))  # type: ignore[union-attr]
     state = json.loads(re.search(r"<request_state>\n(.*)\n</request_state>", user, re.S).group(1))  # type: ignore[union-attr]
     out = []
     for req in state["requests"]:
-        nodes = [n.id for n in graph.nodes.values() if n.id.startswith(req["type"] + ".") and n.type in DIALOGUE]
+        nodes = [n["id"] for n in workflow["nodes"] if n["id"].startswith(req["type"] + ".") and n["type"] in DIALOGUE]
         out.append({"type": req["type"], "status": req["status"], "satisfied": nodes})
     return {"content": json.dumps({"requests": out, "guidance": ""}), "usage": {"prompt_tokens": len(system + user) // 4, "completion_tokens": 60}}
 
