@@ -62,9 +62,8 @@ def _cited() -> dict[str, set[str]]:
         for cid in process_rubric.load(domain).clause_ids():
             cited.setdefault(cid, set()).add("process rubric")
     for domain in workflow_graph.domains():
-        for node in workflow_graph.load(domain).nodes.values():
-            for cid in node.clauses:
-                cited.setdefault(cid, set()).add(f"workflow {node.id}")
+        for cid in workflow_graph.read_file(domain).clause_ids():
+            cited.setdefault(cid, set()).add("workflow graph")
     return cited
 
 

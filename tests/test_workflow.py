@@ -32,6 +32,7 @@ def test_every_graph_is_valid(domain, tau2):
     writes = sorted(t for t, kind in agent_types.items() if kind == "WRITE")
     graph = load(domain)
     assert problems(graph, writes, _clause_ids(domain)) == []
+    assert sorted(read_file(domain).clause_ids() - _clause_ids(domain)) == []  # subflow nodes too
     assert graph.requests and all(r.tools for r in graph.requests)
     for node in graph.nodes.values():
         assert node.type != "subflow"  # inlined

@@ -117,6 +117,11 @@ class WorkflowFile(BaseModel):
 
     _split = field_validator("edges", mode="before")(classmethod(lambda cls, v: _edges(v)))
 
+    def clause_ids(self) -> set[str]:
+        """Every clause id the file cites, subflow-invoking nodes included (they vanish when inlined)."""
+        nodes = [*self.nodes, *(n for sub in self.subflow.values() for n in sub.nodes)]
+        return {c for n in nodes for c in n.clauses}
+
 
 class Request(BaseModel):
     """A request type: a main-graph subflow node with its trigger words."""
