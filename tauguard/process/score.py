@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.process.rubric import DomainRubric, load
 
-RUBRIC_VERSION = 1
+RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file: stored reports are recomputed
 TRANSFER_TOOL = "transfer_to_human_agents"
 CheckName = Literal[
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
