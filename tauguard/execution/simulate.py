@@ -6,6 +6,7 @@ objects) is cached at module level, so each worker pays for it once.
 
 from __future__ import annotations
 
+import gc
 import time
 import traceback
 from functools import lru_cache
@@ -18,6 +19,7 @@ from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
 
 _EVALUATOR: Any = None
+_WARM: set[str] = set()
 
 
 @lru_cache(maxsize=None)
@@ -44,6 +46,26 @@ def _evaluator() -> Any:
 
         _EVALUATOR = CachedEvaluator()
     return _EVALUATOR
+
+
+def warm_up(domain: str) -> None:
+    """Pay a worker's one-off costs for ``domain`` now, then keep the garbage collector off them.
+
+    The heavy imports, the pristine database and the task list live for the whole process;
+    ``gc.freeze()`` moves them out of the collector's generations, so the full collections a
+    simulation's garbage triggers no longer walk them (181 ms of a 444 ms airline trial).
+    """
+    if domain in _WARM:
+        return
+    t2.orchestrator_class()
+    t2.load_tasks(domain, "base")
+    t2.tool_types(domain)
+    from tauguard.cow_env import warm
+
+    warm(domain)
+    _WARM.add(domain)
+    gc.collect()
+    gc.freeze()
 
 
 def _usage(messages: list[Any], cls: type) -> RoleUsage:
@@ -112,6 +134,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         from tauguard.agents.guarded import GuardedAgent
         from tauguard.replay import session_context
 
+        warm_up(spec.domain)
         task = _task(spec.domain, spec.split, spec.task_id)
         base["policy_violation_task"] = t2.is_policy_violation_task(spec.domain, task)
         env = t2.make_environment(spec.domain)
