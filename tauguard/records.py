@@ -4,20 +4,29 @@ Schema of ``runs/<run-id>/``:
 - ``manifest.json``: :class:`Manifest`;
 - ``simulations.jsonl``: one :class:`TrialRecord` per line, appended and flushed as each
   (task, trial) finishes. A resumed run appends; the loader keeps the last record of each
-  (domain, task_id, trial) and tolerates a truncated last line.
+  (domain, task_id, trial) and tolerates a truncated last line. Lines are written by
+  :func:`record_line`: fields at their default are left out, and the conversation (τ²'s
+  ``SimulationRun``, ~80 % of a record) is stored zlib-compressed and base64-encoded under
+  ``simulation_z`` (``simulation`` in plain runs and in runs written before schema 2, which
+  load unchanged). Loading with ``context={"conversation": False}`` skips the conversation
+  without decompressing it (``show``, ``compare``, ``check`` and resume need none).
 
 This module imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import zlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from tauguard.guard import GuardEvent
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)
+CONVERSATION_Z = "simulation_z"
 
 # The one label of output made with the built-in sim model (manifest, summary, compare,
 # check, probes): simulated numbers are never presented as findings about real LLMs.
@@ -83,6 +92,37 @@ class TrialRecord(BaseModel):
     def key(self) -> tuple[str, str, int]:
         """The identity of a trial within a run."""
         return (self.domain, self.task_id, self.trial)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation(cls, data: Any, info: ValidationInfo) -> Any:
+        # Stored lines carry the conversation compressed; loaders that need no
+        # conversation pass context={"conversation": False} and never decompress it.
+        if not isinstance(data, dict):
+            return data
+        skip = bool(info.context) and info.context.get("conversation") is False
+        if CONVERSATION_Z not in data and not (skip and data.get("simulation") is not None):
+            return data
+        data = dict(data)
+        blob = data.pop(CONVERSATION_Z, None)
+        if skip:
+            data["simulation"] = None
+        elif blob is not None:
+            data["simulation"] = json.loads(zlib.decompress(base64.b64decode(blob)))
+        return data
+
+
+def record_line(record: TrialRecord, compress: bool = True) -> str:
+    """One ``simulations.jsonl`` line (no newline): defaults left out, conversation compressed."""
+    data = record.model_dump(mode="json", exclude_defaults=True, exclude={"simulation"})
+    data["schema_version"] = record.schema_version
+    if record.simulation is not None:
+        if compress:
+            raw = json.dumps(record.simulation, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            data[CONVERSATION_Z] = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+        else:
+            data["simulation"] = record.simulation
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]

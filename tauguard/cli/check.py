@@ -87,7 +87,7 @@ def check(
             raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
         floors_config = load_floors(floors) if floors is not None else None
         paths = [run] + ([baseline] if baseline is not None else [])
-        loaded = load_runs(paths)
+        loaded = load_runs(paths, conversations=False)
         report = run_gate(
             loaded[0],
             baseline=loaded[1] if baseline is not None else None,

@@ -92,7 +92,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        summary = summarize(load_run(run_dir))
+        summary = summarize(load_run(run_dir, conversations=False))
     except RunLoadError as exc:
         fail(str(exc))
     if fmt == "json":

@@ -68,6 +68,14 @@ def warm_up(domain: str) -> None:
     gc.freeze()
 
 
+def _idle(event: Any) -> bool:
+    """A hook that did nothing (an observe-only ``after_tool``): not worth a record line."""
+    return (
+        event.hook == "after_tool" and event.verdict is None and not event.guidance and not event.evidence
+        and not event.rule_id and not event.usage.llm_calls and event.raw is None
+    )
+
+
 def _usage(messages: list[Any], cls: type) -> RoleUsage:
     usage = RoleUsage()
     costs = []
@@ -160,7 +168,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
             reward=reward,
             success=is_success(reward),
             termination_reason=str(simulation.termination_reason.value),
-            guard_events=agent.events,
+            guard_events=[e for e in agent.events if not _idle(e)],
             faults=faults,
             usage={
                 "agent": _usage(simulation.messages, t2.AssistantMessage),
