@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
@@ -112,17 +112,25 @@ class TrialRecord(BaseModel):
         return data
 
 
-def record_line(record: TrialRecord, compress: bool = True) -> str:
-    """One ``simulations.jsonl`` line (no newline): defaults left out, conversation compressed."""
+def record_line(record: TrialRecord, compress: bool = True, scrub: Callable[[str], str] | None = None) -> str:
+    """One ``simulations.jsonl`` line (no newline): defaults left out, conversation compressed.
+
+    ``scrub`` cleans text before it is written; the conversation is scrubbed before it is
+    compressed (a secret inside compressed bytes would escape a scrub of the line).
+    """
+    clean = scrub or (lambda text: text)
     data = record.model_dump(mode="json", exclude_defaults=True, exclude={"simulation"})
     data["schema_version"] = record.schema_version
+    conversation = None
     if record.simulation is not None:
-        if compress:
-            raw = json.dumps(record.simulation, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            data[CONVERSATION_Z] = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
-        else:
-            data["simulation"] = record.simulation
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        conversation = clean(json.dumps(record.simulation, separators=(",", ":"), ensure_ascii=False))
+    line = clean(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+    if conversation is None:
+        return line
+    if compress:
+        blob = base64.b64encode(zlib.compress(conversation.encode("utf-8"), 6)).decode("ascii")
+        return f'{line[:-1]},"{CONVERSATION_Z}":"{blob}"}}'
+    return f'{line[:-1]},"simulation":{conversation}}}'
 
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]

@@ -30,6 +30,8 @@ class UnitSpec(BaseModel):
     max_guard_retries: int
     fault_profile: dict[str, Any]
     verbose: bool = False
+    # The run's process: a worker started by it exits when it dies (see processes.exit_with_parent).
+    parent_pid: int | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -41,15 +41,32 @@ def _pairs(flights: Any) -> list[tuple[str, str]]:
     return [(f.get("flight_number", ""), f.get("date", "")) for f in flights or [] if isinstance(f, dict)]
 
 
-def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> list[tuple[str, str]]:
-    """Segments already flown: dated before today, or shown as flying/landed by a tool result."""
+def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(segments already flown, past segments whose status no tool result showed).
+
+    A segment is flown when a tool result shows it flying or landed. One dated before today
+    is flown unless a result shows the airline cancelled it (an airline cancellation is a
+    ground for cancelling, not a flown segment); one dated today or earlier without a
+    status needs a read.
+    """
     today = ctx.params["now"][:10]
-    done = []
+    done, unknown = [], []
     for number, date in _pairs(reservation.get("flights")):
-        status = ctx.evidence.flight_status.get((number, date), "")
-        if date < today or status in ("flying", "landed"):
+        status = ctx.evidence.flight_status.get((number, date))
+        if status in ("flying", "landed"):
             done.append((number, date))
-    return done
+        elif date <= today and status is None:
+            unknown.append((number, date))
+        elif date < today and status != "cancelled":
+            done.append((number, date))
+    return done, unknown
+
+
+def _flown_unknown(rid: str, unknown: list[tuple[str, str]]) -> CheckResult:
+    return missing(
+        f"reservation {rid} has past segments whose status was not checked (flown, or cancelled by the airline?): {unknown}",
+        *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
+    )
 
 
 @check("airline.user_id_from_user")
@@ -82,9 +99,11 @@ def not_flown(ctx: CheckContext) -> CheckResult:
     rid, res = _reservation(ctx)
     if res is None:
         return _missing_reservation(rid)
-    done = _flown(ctx, res)
+    done, unknown = _flown(ctx, res)
     if done:
         return violated(f"reservation {rid} has segments already flown: {done}", flown=done)
+    if unknown:
+        return _flown_unknown(rid, unknown)
     return met()
 
 
@@ -96,9 +115,11 @@ def cabin_change_not_flown(ctx: CheckContext) -> CheckResult:
         return _missing_reservation(rid)
     if ctx.arg("cabin") == res.get("cabin"):
         return met("no cabin change")
-    done = _flown(ctx, res)
+    done, unknown = _flown(ctx, res)
     if done:
         return violated(f"cabin change on reservation {rid} with segments already flown: {done}", flown=done)
+    if unknown:
+        return _flown_unknown(rid, unknown)
     return met()
 
 
@@ -132,20 +153,29 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
     statuses = {p: ctx.evidence.flight_status.get(p) for p in pairs}
     if any(s == "cancelled" for s in statuses.values()):
         return met("a flight was cancelled by the airline")
-    if res.get("insurance") == "yes":
+    insured = res.get("insurance") == "yes"
+    if insured:
         turn = user_turn_matching(ctx.evidence, COVERED_REASON_CUES)
         if turn is not None:
             return met("insured, covered reason stated", reason=turn.text)
-        return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
     unknown = [p for p, s in statuses.items() if s is None]
     if unknown:
         return missing(
             f"reservation {rid} ({res.get('cabin')}, booked {created}, insurance {res.get('insurance')}) "
-            f"qualifies only if the airline cancelled a flight; check the flight status",
+            f"qualifies only if the airline cancelled a flight{' or the reason is covered by insurance' if insured else ''}; "
+            "check the flight status",
             *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
         )
+    uncovered = ""
+    if insured:
+        stated = reason_stated(ctx.evidence)
+        if stated is None:
+            return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
+        # A stated reason insurance does not cover (health or weather) is no basis: refuse
+        # instead of asking for the reason again.
+        uncovered = f", and the stated reason ({stated.text.strip()!r}) is not covered by the insurance (health or weather only)"
     return violated(
-        f"reservation {rid} is {res.get('cabin')}, booked {created}, insurance {res.get('insurance')}, "
+        f"reservation {rid} is {res.get('cabin')}, booked {created}, insurance {res.get('insurance')}{uncovered}, "
         f"and no flight was cancelled by the airline: no cancellation condition holds",
         statuses={f"{n}@{d}": s for (n, d), s in statuses.items()},
     )
@@ -378,3 +408,38 @@ def certificate_amount(ctx: CheckContext) -> CheckResult:
     except (TypeError, ValueError):
         ok = False
     return met() if ok else violated(f"amount {amount} is not a per-passenger rate x passengers of a reservation read ({allowed})", allowed=allowed)
+
+
+@check("airline.compensation_reason")
+def compensation_reason(ctx: CheckContext) -> CheckResult:
+    """A read reservation of the user has a flight a tool result shows cancelled or delayed.
+
+    Once every segment of the user's read reservations has an observed status and none is
+    cancelled or delayed, the facts contradict the complaint: no reason the policy lists.
+    """
+    uid = ctx.arg("user_id")
+    reservations = _user_reservations(ctx, uid)
+    if not reservations:
+        user = ctx.evidence.entity("user", uid) or {}
+        listed = [r for r in user.get("reservations") or [] if isinstance(r, str)]
+        return missing(
+            f"no reservation of {uid} was read; read the reservation the user complains about and its flights' status",
+            *(read("get_reservation_details", reservation_id=r) for r in listed),
+        )
+    disrupted, unknown = [], []
+    for res in reservations:
+        for number, date in _pairs(res.get("flights")):
+            status = ctx.evidence.flight_status.get((number, date))
+            if status in ("cancelled", "delayed"):
+                disrupted.append(f"{number} on {date} ({res.get('reservation_id')}) is {status}")
+            elif status is None:
+                unknown.append((number, date))
+    if disrupted:
+        return met("; ".join(disrupted))
+    if unknown:
+        return missing(
+            f"no cancelled or delayed flight is shown yet in the reservations of {uid} read so far; check the flight status",
+            *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
+        )
+    read_ids = ", ".join(str(r.get("reservation_id")) for r in reservations)
+    return violated(f"no flight of the reservations of {uid} read ({read_ids}) is cancelled or delayed: nothing to compensate", reservations=read_ids)

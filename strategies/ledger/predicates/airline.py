@@ -159,7 +159,8 @@ def cancel_not_flown(ctx: GateContext) -> Finding | None:
 
 @predicate(D, "airline.cancel_requires_basis", "cancel_reservation")
 def cancel_requires_basis(ctx: GateContext) -> Finding | None:
-    """Booked within 24 h, airline-cancelled flight, business cabin, or travel insurance."""
+    """Booked within 24 h, airline-cancelled flight, business cabin, or travel insurance
+    (the covered reason is not observable: clause airline.cancel_insurance_reason)."""
     res = _reservation(ctx)
     rid = res.reservation_id
     created = ctx.need("reservations", rid, "created_at")
@@ -168,7 +169,11 @@ def cancel_requires_basis(ctx: GateContext) -> Finding | None:
     ctx.note("policy_now", NOW)
     if datetime.fromisoformat(created) >= datetime.fromisoformat(NOW) - timedelta(hours=24):
         return None
-    if cabin == "business" or insurance == "yes":
+    if cabin == "business":
+        return None
+    if insurance == "yes":
+        # The ledger sees the insurance but not the reason (dialogue): the decision says so.
+        ctx.note("insurance_basis", "insured; whether the stated reason is covered (health or weather) is not observable: airline.cancel_insurance_reason")
         return None
     unknown = []
     for seg in res.flights:
@@ -395,16 +400,19 @@ def bag_allowance_booking(ctx: GateContext) -> Finding | None:
 # --- compensation -----------------------------------------------------------------------
 
 
-def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]], list[tuple[str, str]]]:
+def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]], list[tuple[str, str]], list[str]]:
     """(read reservations of ``uid`` with an observed cancelled/delayed segment and the
-    worst such status, unobserved segments of the user's read reservations)."""
+    worst such status, unobserved segments of the user's read reservations, the ids of the
+    user's read reservations)."""
     found: list[tuple[Reservation, str]] = []
     unobserved: list[tuple[str, str]] = []
+    read_ids: list[str] = []
     for rid in sorted(ctx.ledger.reservations):
         res_fact = ctx.peek("reservations", rid)
         res: Reservation = res_fact.value
         if res.user_id != uid or not res_fact.fresh:
             continue
+        read_ids.append(rid)
         statuses = []
         for seg in res.flights:
             status = _segment_status(ctx, seg)
@@ -416,17 +424,24 @@ def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]
             found.append((res, "cancelled"))
         elif "delayed" in statuses:
             found.append((res, "delayed"))
-    return found, unobserved
+    return found, unobserved, read_ids
 
 
 def _compensation_facts(ctx: GateContext) -> tuple[str, list[tuple[Reservation, str]]] | Finding:
     uid = str(ctx.arg("user_id"))
-    found, unobserved = _disrupted(ctx, uid)
+    found, unobserved, read_ids = _disrupted(ctx, uid)
     if found:
         return uid, found
     if unobserved:
         return ctx.verify(f"no cancelled or delayed flight is observed in the read reservations of {uid}",
                           [("flight_dates", n, d) for n, d in unobserved])
+    if read_ids:
+        # Every segment of the user's read reservations has an observed status and none is
+        # cancelled or delayed: the facts contradict the complaint.
+        ctx.note("reservations_read", read_ids)
+        return Finding(verdict=Verdict.BLOCK,
+                       detail=f"every flight of the read reservations of {uid} ({', '.join(read_ids)}) has an observed status and none is cancelled or delayed",
+                       remediation="do not compensate: the facts show no cancelled or delayed flight (if the complaint is about another reservation, read it and its flights' status first)")
     finding = ctx.verify(f"no reservation of {uid} has been read", [],
                          remediation="read the reservation the user complains about (get_reservation_details) and its flights' status (get_flight_status)")
     finding.required_reads = [ReadRequest(tool="get_reservation_details", why="read the reservation the user complains about")]
