@@ -44,6 +44,9 @@ class RunConfig(BaseModel):
     llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
     workers: int = Field(default=2, ge=1)
     backend: str = "loky"
+    # Simulations in flight (threads when a real LLM is in play); None: per mode, see
+    # tauguard.execution.concurrency.default_concurrency.
+    concurrency: int | None = Field(default=None, ge=1)
     seed: int = 300
     max_steps: int = Field(default=200, ge=1)
     max_errors: int = Field(default=10, ge=1)

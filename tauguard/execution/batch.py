@@ -75,19 +75,27 @@ class Progress:
 
 
 def execute(
-    pending: list[UnitSpec], workers: int, backend: str
+    pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False
 ) -> Iterator[dict[str, Any]]:
-    """Run units in parallel through joblib, yielding records as they finish.
+    """Run units in parallel, yielding records as they finish.
 
-    Units are grouped by task: one job runs a task's pending trials, so the worker's
-    per-task caches (gold-side hashes, the sim's plan) serve every trial of it.
+    ``threaded`` (a real LLM is in play): ``concurrency`` simulations in flight as threads,
+    in this process (``workers`` 1) or in ``workers`` processes (see ``concurrency``).
+    Otherwise (sim mode, CPU bound) units are grouped by task over joblib processes: one
+    job runs a task's pending trials, so the worker's per-task caches serve every trial.
     """
     from joblib import Parallel, delayed
 
+    from tauguard.execution import concurrency as cc
     from tauguard.execution.simulate import run_units
 
     if not pending:
         return iter(())
+    if threaded:
+        inflight = concurrency or cc.default_concurrency(workers, True)
+        if workers == 1 or backend == "threading" or inflight <= 1:
+            return cc.run_threads(pending, inflight)
+        return cc.run_processes_of_threads(pending, workers, inflight, backend)
     groups: dict[tuple[str, str], list[UnitSpec]] = {}
     for unit in pending:
         groups.setdefault((unit.domain, unit.task_id), []).append(unit)
@@ -145,7 +153,10 @@ def run_batch(
         stream: Iterator[dict[str, Any]] = iter(())
         try:
             with sigterm_as_interrupt():
-                stream = execute(pending, config.workers, config.backend)
+                from tauguard.execution.concurrency import threaded
+
+                is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
+                stream = execute(pending, config.workers, config.backend, config.concurrency, is_threaded)
                 for raw in stream:
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
