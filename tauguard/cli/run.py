@@ -117,6 +117,9 @@ def run(
         None, "--concurrency", "-c",
         help="Simulations in flight (threads when a real LLM is in play; default 8 per worker, sim: one per worker).",
     ),
+    rate_limit: Optional[list[str]] = typer.Option(
+        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for a model, shared by the run (repeatable)."
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
     name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out)."),
@@ -133,6 +136,15 @@ def run(
         fail(f"unknown --format '{fmt}'; allowed: table, json, markdown")
     if trials is not None and trials < 1:
         fail(f"-k/--trials must be at least 1, got {trials}")
+    limits: dict[str, list[float]] = {}
+    for text in rate_limit or []:
+        from tauguard.execution.provider import RateLimit
+
+        try:
+            model, limit = RateLimit.parse(text)
+        except ValueError as exc:
+            fail(str(exc))
+        limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
     overrides: dict[str, Any] = {
         "strategy": strategy,
         "domains": _split_list(domain),
@@ -149,6 +161,7 @@ def run(
         "workers": workers,
         "backend": backend,
         "concurrency": concurrency,
+        "rate_limits": limits or None,
         "seed": seed,
         "max_steps": max_steps,
         "name": name,

@@ -42,7 +42,9 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        verbose=verbose, parent_pid=os.getpid(),
+                        verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
+                        rate_share=1 if config.backend == "threading" else config.workers,
+                        max_retries=config.max_retries,
                     )
                 )
     return out

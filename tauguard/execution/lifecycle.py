@@ -73,6 +73,9 @@ class RunPlan:
         )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
         lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm))}")
+        if c.rate_limits:
+            shown = ", ".join(f"{m} {v[0]:g} rpm" + (f" {v[1]:g} tpm" if len(v) > 1 else "") for m, v in c.rate_limits.items())
+            lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
         return lines
 
 

@@ -70,6 +70,14 @@ def warm_up(domain: str) -> None:
     gc.freeze()
 
 
+def _provider_discipline(spec: UnitSpec) -> None:
+    """Shared rate limits and retries for this process's real-LLM completions."""
+    from tauguard.execution.provider import RateLimit, install
+
+    limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in spec.rate_limits.items()}
+    install(limits, spec.max_retries, share=max(1, spec.rate_share))
+
+
 def _idle(event: Any) -> bool:
     """A hook that did nothing (an observe-only ``after_tool``): not worth a record line."""
     return (
@@ -158,6 +166,8 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         from tauguard.replay import session_context
 
         warm_up(spec.domain)
+        if spec.agent_llm != SIM or spec.user_llm != SIM or spec.guard_llm is not None:
+            _provider_discipline(spec)
         task = _task(spec.domain, spec.split, spec.task_id)
         base["policy_violation_task"] = t2.is_policy_violation_task(spec.domain, task)
         env = t2.make_environment(spec.domain)
