@@ -52,6 +52,8 @@ class RunConfig(BaseModel):
     # recorded as an infrastructure error (see tauguard.execution.provider).
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
     max_retries: int = Field(default=5, ge=0)
+    # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
+    max_cost: float | None = Field(default=None, gt=0)
     seed: int = 300
     max_steps: int = Field(default=200, ge=1)
     max_errors: int = Field(default=10, ge=1)

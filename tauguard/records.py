@@ -142,6 +142,8 @@ class Manifest(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     status: RunStatus = "running"
+    # Why an unfinished run stopped on its own (e.g. its --max-cost was reached).
+    stop_reason: str | None = None
     # Set on runs that used the built-in sim model, so the file itself says so.
     note: str | None = None
     created_at: str

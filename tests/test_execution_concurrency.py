@@ -44,3 +44,23 @@ def test_parallelism_defaults_per_mode():
     assert not threaded("sim", "sim", None) and threaded("sim", "openai/x", None) and threaded("sim", "sim", "openai/g")
     assert describe(2, None, False).startswith("2 simulations in flight: 2 worker processes")
     assert describe(2, None, True).startswith("16 simulations in flight: threads in 2 process(es)")
+
+
+def test_max_cost_stops_new_simulations_and_resume_with_a_higher_cap_continues(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+
+    def priced(body: dict) -> dict:
+        return {k: v for k, v in _responder(body).items() if k != "delay_s"} | {"usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+
+    with ScriptedLLMServer(priced) as server:
+        args = {"api_base": server.api_base}
+        config = {
+            "domains": ["airline"], "task_ids": ["0"], "trials": 3, "workers": 1, "concurrency": 1,
+            "agent_llm": "openai/gpt-4o-mini", "user_llm": "openai/gpt-4o-mini", "out": str(tmp_path), "name": "budget",
+            "llm_args": {"agent": args, "user": args}, "max_cost": 1e-6,
+        }
+        first = lifecycle.run(config)
+        assert first.status == "interrupted" and first.progress.done == 1
+        assert "max cost $0.00 reached" in first.manifest.stop_reason
+        second = lifecycle.resume(tmp_path / "budget", max_cost=100.0)
+    assert second.status == "completed" and second.progress.done == 3 and second.manifest.stop_reason is None

@@ -88,12 +88,12 @@ _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "-
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "concurrency")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "concurrency", "max_cost")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--concurrency may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--concurrency/--max-cost may change)")
 
 
 def run(
@@ -119,6 +119,9 @@ def run(
     ),
     rate_limit: Optional[list[str]] = typer.Option(
         None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for a model, shared by the run (repeatable)."
+    ),
+    max_cost: Optional[float] = typer.Option(
+        None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
@@ -162,6 +165,7 @@ def run(
         "backend": backend,
         "concurrency": concurrency,
         "rate_limits": limits or None,
+        "max_cost": max_cost,
         "seed": seed,
         "max_steps": max_steps,
         "name": name,
@@ -173,7 +177,9 @@ def run(
     try:
         if resume is not None:
             _refuse_with_resume(resume, overrides, config)
-            run_plan = lifecycle.plan_resume(resume, workers=workers, backend=backend, concurrency=concurrency)
+            run_plan = lifecycle.plan_resume(
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost
+            )
         else:
             run_plan = lifecycle.plan(resolve_config(config, overrides))
     except ValueError as exc:  # the library's one-line user errors

@@ -77,7 +77,8 @@ class Progress:
 
 
 def execute(
-    pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False
+    pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False,
+    may_start: Callable[[], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run units in parallel, yielding records as they finish.
 
@@ -96,7 +97,7 @@ def execute(
     if threaded:
         inflight = concurrency or cc.default_concurrency(workers, True)
         if workers == 1 or backend == "threading" or inflight <= 1:
-            return cc.run_threads(pending, inflight)
+            return cc.run_threads(pending, inflight, may_start)
         return cc.run_processes_of_threads(pending, workers, inflight, backend)
     groups: dict[tuple[str, str], list[UnitSpec]] = {}
     for unit in pending:
@@ -127,6 +128,47 @@ def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator
                 yield from batch
 
 
+def record_cost(record: TrialRecord) -> float:
+    """USD a record cost, all roles (unknown costs count as 0)."""
+    return sum(u.cost or 0.0 for u in record.usage.values())
+
+
+def recorded_cost(run_dir: Path) -> float:
+    """USD already recorded in a run folder (latest record per unit, errors included)."""
+    from tauguard.store import iter_records, latest_records
+
+    records, _ = iter_records(run_dir, conversations=False)
+    return sum(record_cost(r) for r in latest_records(records))
+
+
+@dataclass
+class Budget:
+    """``--max-cost``: no new simulation once the recorded cost reaches the cap."""
+
+    cap: float | None
+    spent: float = 0.0
+
+    @property
+    def reached(self) -> bool:
+        """Whether the cap is reached."""
+        return self.cap is not None and self.spent >= self.cap
+
+    def may_start(self) -> bool:
+        """Whether another simulation may start."""
+        return not self.reached
+
+    def add(self, record: TrialRecord) -> None:
+        """Account one finished unit."""
+        self.spent += record_cost(record)
+
+    def reason(self) -> str:
+        """The manifest's stop reason."""
+        return (
+            f"max cost ${self.cap:.2f} reached (${self.spent:.2f} recorded); "
+            "resume with a higher --max-cost to continue"
+        )
+
+
 def run_batch(
     run_dir: Path,
     manifest: Manifest,
@@ -148,6 +190,8 @@ def run_batch(
         if on_start is not None:
             on_start(progress.done)
         manifest.status = "running"
+        manifest.stop_reason = None
+        budget = Budget(config.max_cost, recorded_cost(run_dir))
         manifest.updated_at = now_iso()
         write_manifest(run_dir, manifest)
         writer = RecordWriter(run_dir)
@@ -158,7 +202,11 @@ def run_batch(
                 from tauguard.execution.concurrency import threaded
 
                 is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
-                stream = execute(pending, config.workers, config.backend, config.concurrency, is_threaded)
+                stream = execute(
+                    pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
+                )
+                if not budget.may_start():
+                    stream = iter(())
                 for raw in stream:
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
@@ -167,7 +215,14 @@ def run_batch(
                     progress.update(record)
                     if on_record is not None:
                         on_record(record, progress)
-                manifest.status = "completed"
+                    budget.add(record)
+                    if not budget.may_start() and not is_threaded:
+                        break  # processes cannot be told to stop starting units: stop here
+                if budget.reached and progress.done < progress.total:
+                    manifest.status = "interrupted"
+                    manifest.stop_reason = budget.reason()
+                else:
+                    manifest.status = "completed"
         except KeyboardInterrupt:
             manifest.status = "interrupted"
             raise

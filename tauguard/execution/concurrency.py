@@ -15,7 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from tauguard.execution.plan import UnitSpec
 
@@ -45,15 +45,19 @@ def describe(workers: int, concurrency: int | None, is_threaded: bool) -> str:
     return f"{c} simulations in flight: threads in {procs} process(es) (real LLM: I/O bound)"
 
 
-def run_threads(pending: list[UnitSpec], concurrency: int) -> Iterator[dict[str, Any]]:
+def run_threads(
+    pending: list[UnitSpec], concurrency: int, may_start: Callable[[], bool] | None = None
+) -> Iterator[dict[str, Any]]:
     """Run units on ``concurrency`` threads of this process; yield records as they finish.
 
     Units are submitted lazily (at most ``concurrency`` in flight), so stopping the
-    iteration early (Ctrl-C, SIGTERM) starts nothing new.
+    iteration early (Ctrl-C, SIGTERM) starts nothing new; once ``may_start()`` is False
+    (a budget reached) no new unit starts and the ones in flight finish.
     """
     from tauguard.execution.simulate import run_unit
 
-    todo = iter(pending)
+    allowed = may_start or (lambda: True)
+    todo = (spec for spec in pending if allowed())
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="tauguard-sim") as pool:
         running: set[Future[dict[str, Any]]] = set()
         try:
@@ -64,10 +68,12 @@ def run_threads(pending: list[UnitSpec], concurrency: int) -> Iterator[dict[str,
             while running:
                 done, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
-                    for spec in todo:  # refill before handing the record to the writer
+                    yield future.result()
+                    # Refill after the writer has accounted the record (its cost counts
+                    # towards --max-cost before anything new starts).
+                    for spec in todo:
                         running.add(pool.submit(run_unit, spec))
                         break
-                    yield future.result()
         finally:
             for future in running:
                 future.cancel()

@@ -76,6 +76,8 @@ class RunPlan:
         if c.rate_limits:
             shown = ", ".join(f"{m} {v[0]:g} rpm" + (f" {v[1]:g} tpm" if len(v) > 1 else "") for m, v in c.rate_limits.items())
             lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
+        if c.max_cost is not None:
+            lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
         return lines
 
 
@@ -121,7 +123,8 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
 
 
 def _stored_config(
-    run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None
+    run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None,
+    max_cost: float | None = None,
 ) -> RunConfig:
     # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
     # provider (keys are read from the environment again).
@@ -132,6 +135,8 @@ def _stored_config(
         raw["backend"] = backend
     if concurrency is not None:
         raw["concurrency"] = concurrency
+    if max_cost is not None:
+        raw["max_cost"] = max_cost
     try:
         return RunConfig.model_validate(raw)
     except Exception as exc:
@@ -139,9 +144,10 @@ def _stored_config(
 
 
 def plan_resume(
-    run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None
+    run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None,
+    max_cost: float | None = None,
 ) -> RunPlan:
-    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``concurrency`` may change)."""
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``concurrency``/``max_cost`` may change)."""
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
@@ -150,7 +156,9 @@ def plan_resume(
         raise busy_error(run_dir, holder)
     if concurrency is not None and concurrency < 1:
         raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
-    config = _stored_config(run_dir, manifest, workers, backend, concurrency)
+    if max_cost is not None and max_cost <= 0:
+        raise PlanError(f"--max-cost must be positive, got {max_cost}")
+    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost)
     check_backend(config.backend)
     check_strategy(config, manifest.task_ids)
     check_models(config)
@@ -191,10 +199,11 @@ def run(config: RunConfig | Mapping[str, Any], *, on_record: OnRecord | None = N
 
 def resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None,
-    concurrency: int | None = None, on_record: OnRecord | None = None, verbose: bool = False,
+    concurrency: int | None = None, max_cost: float | None = None, on_record: OnRecord | None = None,
+    verbose: bool = False,
 ) -> RunResult:
     """Finish an interrupted or killed run with its own stored config."""
     return execute(
-        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency),
+        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost),
         on_record=on_record, verbose=verbose,
     )
