@@ -78,7 +78,7 @@ def test_ledger_names_the_unobservable_insurance_reason() -> None:
     session = create_strategy("ledger", {}).new_session(session_context("airline", task.id))
     decision, _ = gate_after_prefix(session, "airline", task, probe.prefix, probe.call)
     assert decision.verdict == Verdict.ALLOW
-    assert "airline.cancel_insurance_reason" in decision.evidence["not_observable"]
+    assert "airline.cancel_basis_insurance" in decision.evidence["not_observable"]
     assert "not observable" in decision.evidence["ledger"]["insurance_basis"]
 
 

@@ -1,4 +1,4 @@
-"""Airline checks. Clock and allowance tables come from the items' params (the checklists)."""
+"""Airline checks. Clock, allowance tables and limits come from the airline policy pack."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -26,6 +27,7 @@ _COMPENSATION = re.compile(
     r"money back|something (?:for|in return)|what can you (?:do|offer))",
     re.IGNORECASE,
 )
+POLICY = domains.airline()
 
 
 def _reservation(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
@@ -49,11 +51,11 @@ def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> tuple[list[tuple[s
     ground for cancelling, not a flown segment); one dated today or earlier without a
     status needs a read.
     """
-    today = ctx.params["now"][:10]
+    today = POLICY.today
     done, unknown = [], []
     for number, date in _pairs(reservation.get("flights")):
         status = ctx.evidence.flight_status.get((number, date))
-        if status in ("flying", "landed"):
+        if status in POLICY.flown_statuses:
             done.append((number, date))
         elif date <= today and status is None:
             unknown.append((number, date))
@@ -134,7 +136,7 @@ def cancel_reason_stated(ctx: CheckContext) -> CheckResult:
 
 @check("airline.cancel_basis")
 def cancel_basis(ctx: CheckContext) -> CheckResult:
-    """One cancellation condition holds (params: ``now``, ``window_hours``).
+    """One cancellation condition holds (the policy clock and window).
 
     Booked within the window, business cabin, an airline-cancelled flight (seen in a tool
     result), or insurance with a covered (health/weather) reason the user stated.
@@ -142,8 +144,8 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
     rid, res = _reservation(ctx)
     if res is None:
         return _missing_reservation(rid)
-    now = datetime.fromisoformat(ctx.params["now"])
-    window = timedelta(hours=float(ctx.params.get("window_hours", 24)))
+    now = datetime.fromisoformat(POLICY.now_iso)
+    window = timedelta(hours=float(POLICY.cancel_window_hours))
     created = res.get("created_at")
     if res.get("cabin") == "business":
         return met("business cabin")
@@ -272,7 +274,7 @@ def _expected_nonfree(ctx: CheckContext, user_id: str, cabin: str, passengers: i
     user = ctx.evidence.entity("user", user_id)
     if user is None:
         return None, missing(f"membership of {user_id} unknown", read("get_user_details", user_id=user_id))
-    table: dict[str, dict[str, int]] = ctx.params["free_bags"]
+    table: dict[str, dict[str, int]] = POLICY.free_bags
     free = table.get(str(user.get("membership")), {}).get(cabin)
     if free is None:
         return None, met(f"no allowance rule for membership {user.get('membership')} / cabin {cabin}")
@@ -281,7 +283,7 @@ def _expected_nonfree(ctx: CheckContext, user_id: str, cabin: str, passengers: i
 
 @check("airline.nonfree_bags")
 def nonfree_bags(ctx: CheckContext) -> CheckResult:
-    """nonfree_baggages = max(0, total - free allowance x passengers) (params: ``free_bags``)."""
+    """nonfree_baggages = max(0, total - free allowance x passengers) (the policy's free-bag table)."""
     total, nonfree = ctx.arg("total_baggages"), ctx.arg("nonfree_baggages")
     if not isinstance(total, int) or not isinstance(nonfree, int):
         return met("bag counts not given")
@@ -316,15 +318,15 @@ def passenger_count_unchanged(ctx: CheckContext) -> CheckResult:
 
 @check("airline.max_passengers")
 def max_passengers(ctx: CheckContext) -> CheckResult:
-    """At most ``params.max`` passengers."""
-    count, limit = len(ctx.arg("passengers") or []), int(ctx.params.get("max", 5))
+    """At most the policy's maximum of passengers."""
+    count, limit = len(ctx.arg("passengers") or []), int(POLICY.max_passengers)
     return violated(f"{count} passengers, at most {limit} allowed") if count > limit else met()
 
 
 @check("airline.payment_method_counts")
 def payment_method_counts(ctx: CheckContext) -> CheckResult:
-    """Payment method counts per kind within ``params.limits`` (id prefix -> max)."""
-    limits: dict[str, int] = ctx.params["limits"]
+    """Payment method counts per kind within the policy's limits (payment id prefix -> max)."""
+    limits: dict[str, int] = {f"{source}_": n for source, n in POLICY.payment_limits.items()}
     ids = [p.get("payment_id", "") for p in ctx.arg("payment_methods") or [] if isinstance(p, dict)]
     over = {kind: n for kind in limits if (n := sum(1 for i in ids if i.startswith(kind))) > limits[kind]}
     return violated(f"too many payment methods of a kind: {over}") if over else met()
@@ -396,12 +398,12 @@ def compensation_eligible(ctx: CheckContext) -> CheckResult:
 
 @check("airline.certificate_amount")
 def certificate_amount(ctx: CheckContext) -> CheckResult:
-    """Amount = per-passenger rate x passengers of a reservation of the user (params: ``per_passenger``)."""
+    """Amount = per-passenger rate x passengers of a reservation of the user (the policy's per-passenger rates)."""
     uid, amount = ctx.arg("user_id"), ctx.arg("amount")
     reservations = _user_reservations(ctx, uid)
     if not reservations:
         return missing(f"no reservation of {uid} was read; the amount depends on its passengers")
-    rates: list[int] = list(ctx.params.get("per_passenger", [50, 100]))
+    rates: list[int] = list(POLICY.compensation_per_passenger.values())
     allowed = sorted({rate * len(r.get("passengers") or []) for r in reservations for rate in rates})
     try:
         ok = float(amount) in allowed

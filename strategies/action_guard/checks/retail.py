@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -99,8 +100,8 @@ def once_per_order(ctx: CheckContext) -> CheckResult:
 
 @check("retail.cancel_reason_allowed")
 def cancel_reason_allowed(ctx: CheckContext) -> CheckResult:
-    """The reason is one of ``params.allowed``."""
-    reason, allowed = ctx.arg("reason"), list(ctx.params["allowed"])
+    """The reason is one of the policy's cancellation reasons."""
+    reason, allowed = ctx.arg("reason"), list(domains.retail().cancel_reasons)
     return met() if reason in allowed else violated(f"reason '{reason}' is not one of {allowed}")
 
 

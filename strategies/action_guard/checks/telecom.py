@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -138,21 +139,21 @@ def overdue_bills_paid(ctx: CheckContext) -> CheckResult:
 
 @check("telecom.contract_not_ended")
 def contract_not_ended(ctx: CheckContext) -> CheckResult:
-    """The line's contract end date is not in the past (params: ``today``)."""
+    """The line's contract end date is not in the past (the policy clock)."""
     lid = ctx.arg("line_id")
     line = ctx.evidence.entity("line", lid)
     if line is None:
         return missing(f"line {lid} was not read", read("get_details_by_id", id=lid))
     end = line.get("contract_end_date")
-    if isinstance(end, str) and end < ctx.params["today"]:
+    if isinstance(end, str) and end < domains.telecom().today:
         return violated(f"the contract of line {lid} ended on {end}")
     return met(f"contract ends {end}")
 
 
 @check("telecom.refuel_max")
 def refuel_max(ctx: CheckContext) -> CheckResult:
-    """gb_amount at most ``params.max_gb``."""
-    amount, limit = ctx.arg("gb_amount"), float(ctx.params.get("max_gb", 2.0))
+    """gb_amount at most the policy's refuel maximum."""
+    amount, limit = ctx.arg("gb_amount"), float(domains.telecom().max_refuel_gb)
     try:
         over = float(amount) > limit
     except (TypeError, ValueError):
