@@ -226,8 +226,11 @@ def score_record(record: Any) -> ProcessReport | None:
 
 
 def record_process(record: Any) -> ProcessReport | None:
-    """The record's stored report when it is of the current rubric version, else computed now."""
+    """The record's stored report when it is of the current rubric version, else computed now
+    from its conversation (else the stored one, or None for a record without either)."""
     stored = getattr(record, "process", None)
     if stored is not None and stored.rubric_version == RUBRIC_VERSION:
         return stored
-    return score_record(record)
+    # An older report is recomputed when the conversation was loaded; loaders that skip it
+    # (show, compare, check) get the stored report as it was scored.
+    return score_record(record) or stored
