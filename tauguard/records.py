@@ -24,6 +24,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from tauguard.guard import GuardEvent
+from tauguard.process.score import ProcessReport
 
 SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)
 CONVERSATION_Z = "simulation_z"
@@ -87,6 +88,8 @@ class TrialRecord(BaseModel):
     duration_s: float = 0.0
     error: str | None = None  # infrastructure error; such trials are excluded from metrics
     simulation: dict[str, Any] | None = None  # tau2 SimulationRun, JSON-dumped
+    # Process rubric of the trace (tauguard.process); None on older records: computed on load.
+    process: ProcessReport | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

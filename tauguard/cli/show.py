@@ -56,6 +56,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
                 row[f"{mdef.column}{kv.k}"] = _fmt(kv.value)
             if i == 0:
                 row["avg reward"] = _fmt(sl.avg_reward)
+        row["step-TCR"], row["trace-TCR"] = _fmt(sl.step_tcr), _fmt(sl.trace_tcr)
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")

@@ -15,6 +15,7 @@ from typing import Any
 from tauguard import tau2compat as t2
 from tauguard.config import SIM
 from tauguard.guard import Strategy
+from tauguard.process import score_record
 from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
 from tauguard.execution.processes import exit_with_parent
@@ -206,6 +207,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
             duration_s=time.perf_counter() - start,
             simulation=simulation.model_dump(mode="json"),
         )
+        record.process = score_record(record)
     except Exception as exc:  # an infrastructure error, kept apart from task failures
         tb = traceback.format_exc(limit=8)
         # Providers may echo the request's key in their error text: scrub before it leaves.
