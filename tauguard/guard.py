@@ -108,6 +108,10 @@ class GuardDecision(BaseModel):
         return " ".join(parts)
 
 
+# Text a guard puts in its rendered context while a user request is unfinished; the sim agent
+# reads it where it would otherwise close the conversation (a premature stop).
+OPEN_REQUEST_MARKER = "REQUEST STILL OPEN"
+
 # How much a verdict holds a call: the most severe finding decides.
 SEVERITY: dict[Verdict, int] = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
 
@@ -260,6 +264,11 @@ class GuardSession:
     def render_context(self) -> str | None:
         """Extra context rendered into an LLM agent's prompt before each model call."""
         return None
+
+    def turn_details(self) -> dict[str, Any]:
+        """Details of the last ``on_user_turn`` firing for its guard event: any of ``usage``
+        (GuardUsage), ``evidence``, ``rule_id``, ``reason``, ``raw``. Empty: nothing to record."""
+        return {}
 
 
 class NoOptions(BaseModel):

@@ -10,11 +10,13 @@ from tauguard_strategies.action_guard.schema import (
     load_checklist,
 )
 from tauguard_strategies.ledger import clauses as ledger_clauses
+from tauguard_strategies.workflow import graph as workflow_graph
 
 from tauguard import domains
 from tauguard import tau2compat as t2
 from tauguard.faults.catalog import TEMPTATIONS_DIR, load_catalog, temptations
 from tauguard.faults.model import FaultSpec, Temptation
+from tauguard.process import rubric as process_rubric
 
 
 def test_every_domain_has_a_valid_pack_with_typed_constants() -> None:
@@ -56,6 +58,12 @@ def _cited() -> dict[str, set[str]]:
     for path in TEMPTATIONS_DIR.glob("*.toml"):
         for t in temptations(path.stem).values():
             cited.setdefault(t.clause_id, set()).add(f"temptation {t.task_id}")
+    for domain in process_rubric.domains():
+        for cid in process_rubric.load(domain).clause_ids():
+            cited.setdefault(cid, set()).add("process rubric")
+    for domain in workflow_graph.domains():
+        for cid in workflow_graph.read_file(domain).clause_ids():
+            cited.setdefault(cid, set()).add("workflow graph")
     return cited
 
 

@@ -204,7 +204,7 @@ def test_bad_input_is_one_error_line_and_writes_nothing(case: str, three_runs: l
         floors = tmp_path / "f.toml"
         floors.write_text('[[floor]]\nmetric = "pass^x"\nmin = 1\n')
         args += ["--floors", str(floors), "-o", str(out)]
-        fragment = "invalid floors file"
+        fragment = "unknown metric"
     res = runner.invoke(app, args)
     assert res.exit_code == 2
     lines = [ln for ln in res.output.splitlines() if ln.strip()]

@@ -117,10 +117,11 @@ class GuardedAgent(BaseAgent):
                 return None
             start = time.perf_counter()
             guidance = self.session.on_user_turn(event, self.conversation)
-            if guidance:
+            details = self.session.turn_details()
+            if guidance or details:
                 self.events.append(
                     GuardEvent(hook="user_turn", step=len(self.conversation.events) - 1, guidance=guidance,
-                               latency_s=time.perf_counter() - start)
+                               latency_s=time.perf_counter() - start, **details)
                 )
             return guidance
         results = message.tool_messages if isinstance(message, t2.MultiToolMessage) else [message]

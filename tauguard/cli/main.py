@@ -45,6 +45,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
     ("tauguard.cli.audit", "audit", "audit"),
+    ("tauguard.cli.workflow", "app", "workflow"),
     ("tauguard.cli.classifier", "app", "classifier"),
 ]
 

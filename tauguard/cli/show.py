@@ -56,6 +56,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
                 row[f"{mdef.column}{kv.k}"] = _fmt(kv.value)
             if i == 0:
                 row["avg reward"] = _fmt(sl.avg_reward)
+        row["step-TCR"], row["trace-TCR"] = _fmt(sl.step_tcr), _fmt(sl.trace_tcr)
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")
@@ -93,7 +94,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        run = load_run(run_dir)
+        run = load_run(run_dir, conversations=False)
         summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))

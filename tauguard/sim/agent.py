@@ -16,7 +16,7 @@ from tauguard.conversation import ToolCallView
 from tauguard.faults.draw import trial_rng
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import ScheduledFault
-from tauguard.guard import GuardDecision, Verdict
+from tauguard.guard import OPEN_REQUEST_MARKER, GuardDecision, Verdict
 from tauguard.records import InjectedFault
 from tauguard.sim import texts
 from tauguard.sim.clean_plan import confirmation_note
@@ -76,6 +76,7 @@ class SimAgent:
         self.turn = 0
         self.call_counter = 0
         self.closed = False
+        self.guard_context = ""
 
     # -- tau2 agent interface -------------------------------------------------------------
 
@@ -87,7 +88,8 @@ class SimAgent:
         """The sim is seeded at construction; tau2's orchestrator seed is ignored."""
 
     def set_guard_context(self, text: str | None) -> None:
-        """The sim ignores rendered guard context (it is for LLM agents)."""
+        """The guard's rendered context; the sim reads only whether a request is still open."""
+        self.guard_context = text or ""
 
     def receive_guard_decisions(self, decisions: dict[str, GuardDecision]) -> None:
         """Guard decisions on the calls of the sim's last message."""
@@ -158,10 +160,27 @@ class SimAgent:
         if step.kind == "clarify":
             return self._text(texts.clarify(step.infos[0] if step.infos else "please give me more details"))
         # close
+        if step.fault_ids and OPEN_REQUEST_MARKER in self.guard_context:
+            # A premature stop while the guard says a request is still open: with uptake, the
+            # agent goes on with the rest of its plan instead of closing.
+            for fid in step.fault_ids:
+                self._mark_applied(fid, intercepted=True)
+            rest = self._rest_of_gold_plan(step)
+            if rest and self.rng.random() < self.uptake:
+                self.steps[self.pos:self.pos] = rest
+                return self._advance()
         for fid in step.fault_ids:
             self._mark_applied(fid, intercepted=False)
         self.closed = True
         return self._text(texts.AGENT_CLOSE)
+
+    def _rest_of_gold_plan(self, stop: Step) -> list[Step]:
+        """The gold plan from the write a premature stop cut off (its confirmation) onwards."""
+        cut = [self.faults[f].write_index for f in stop.fault_ids if f in self.faults and self.faults[f].kind == "premature_stop"]
+        if not cut or cut[0] is None:
+            return []
+        start = next((i for i, s in enumerate(self.gold_plan) if s.write_index == cut[0]), None)
+        return [] if start is None else [s.model_copy(deep=True) for s in self.gold_plan[start:]]
 
     def _call_step_for(self, confirm: Step) -> Step | None:
         for step in self.queue + self.steps[self.pos :]:

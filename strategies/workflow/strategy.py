@@ -1,0 +1,40 @@
+"""`workflow`, `workflow-raw`, `workflow-self`: PolicyGuide and its two ablations."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from tauguard_strategies.workflow.options import WorkflowOptions
+from tauguard_strategies.workflow.session import WorkflowSession
+from tauguard.guard import GuardSession, SessionContext, Strategy
+
+
+class WorkflowStrategy(Strategy):
+    """PolicyGuide: workflow graph + code-owned request state; guidance at user turns, intercept on unreached authorization (LLM verifier with --guard-llm)."""
+
+    options_model = WorkflowOptions
+    session_class = WorkflowSession
+    options: WorkflowOptions
+    variant: ClassVar[str | None] = None  # set by the ablations
+
+    def __init__(self, options: BaseModel | dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        if self.variant is not None:
+            self.options = self.options.model_copy(update={"variant": self.variant})
+
+    def new_session(self, context: SessionContext) -> GuardSession:
+        return WorkflowSession(context, self.options)
+
+
+class WorkflowRawStrategy(WorkflowStrategy):
+    """PolicyGuide-Raw ablation: the raw policy instead of the graph, same verifier and schedule."""
+
+    variant = "raw"
+
+
+class WorkflowSelfStrategy(WorkflowStrategy):
+    """PolicyGuide-Self ablation: the graph in the agent's prompt, no external verifier or intercept."""
+
+    variant = "self"

@@ -1,0 +1,124 @@
+"""The LLM verifier: one structured call per firing, covering every open request.
+
+The prompt puts the policy, the workflow graph (or, for ``workflow-raw``, only the raw
+policy), the judging rules and the output contract in a byte-stable prefix (the system
+message), and only the conversation and the latest request state in the user message, so
+providers can cache the prefix (PolicyGuide, shared/papers/workflow-guide_policyguide.md,
+Appendix: "The verifier prompt places the policy, workflow graph, tool specifications,
+judging rules, and output contract in a byte-stable prefix"). A transport error or an
+unparseable answer is returned as a failure, never raised. litellm is imported only here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from tauguard_strategies.action_guard.llm_verifier import _describe_error, _usage, render_conversation
+from tauguard_strategies.workflow.graph import FlatGraph
+from tauguard.conversation import Conversation
+from tauguard.guard import GuardUsage
+
+DEFAULT_TIMEOUT_S = 120.0
+
+RULES = """\
+You are the workflow verifier of a customer-service agent. You track every user request \
+through the workflow and judge which workflow nodes the conversation satisfies.
+Rules:
+- Facts about accounts, orders, reservations, bills or lines count only when a tool result \
+shows them; what the user claims is not evidence.
+- A dialogue node (user_input, agent_action) is satisfied only by what was actually said: an \
+explicit confirmation is an affirmative user reply after the agent stated this action's details.
+- A request is "done" when its write succeeded or nothing is left to do, "refused" when the \
+agent refused or transferred it under the policy, otherwise "open".
+Answer with exactly one JSON object and nothing else:
+{"requests": [{"type": "<request id>", "status": "open" | "done" | "refused", "satisfied": ["<node id>", ...]}],
+ "guidance": "<one or two sentences: the next required step for the agent, or empty>"}"""
+
+
+class RequestJudgement(BaseModel):
+    """The verifier's view of one request."""
+
+    type: str
+    status: Literal["open", "done", "refused"] = "open"
+    satisfied: list[str] = Field(default_factory=list)
+
+
+class Judgement(BaseModel):
+    """The verifier's structured answer."""
+
+    requests: list[RequestJudgement] = Field(default_factory=list)
+    guidance: str = ""
+
+
+class VerifierOutcome(BaseModel):
+    """A firing's result: the judgement, or the failure."""
+
+    judgement: Judgement | None = None
+    failure: str | None = None
+    raw: str | None = None
+    usage: GuardUsage = Field(default_factory=GuardUsage)
+
+
+def prefix(policy: str, graph: FlatGraph, raw_policy_only: bool) -> str:
+    """The byte-stable system message: rules, policy and (unless raw) the graph as JSON."""
+    parts = [RULES, "<policy>\n" + policy.strip() + "\n</policy>"]
+    if raw_policy_only:
+        parts.append("Request ids: " + ", ".join(r.id for r in graph.requests) + ". Node ids: use the request id for the whole request.")
+    else:
+        nodes = [
+            {"id": n.id, "type": n.type, "actor": n.actor, "action": n.tool or n.action, "satisfied_when": n.satisfied}
+            for n in graph.nodes.values()
+        ]
+        edges = [[e.source, e.target, e.condition] for e in graph.edges]
+        requests = [{"id": r.id, "write_tools": r.tools} for r in graph.requests]
+        parts.append("<workflow>\n" + json.dumps({"requests": requests, "nodes": nodes, "edges": edges}, sort_keys=True) + "\n</workflow>")
+    return "\n\n".join(parts)
+
+
+def build_messages(system: str, conversation: Conversation, state: dict[str, Any]) -> list[dict[str, str]]:
+    """The verifier's messages: the fixed prefix, then the conversation and the state."""
+    user = (
+        "<conversation>\n" + render_conversation(conversation) + "\n</conversation>\n\n"
+        "<request_state>\n" + json.dumps(state, sort_keys=True) + "\n</request_state>"
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse(content: str | None) -> Judgement:
+    """The JSON object in the model's answer (ValueError when there is none)."""
+    if not content:
+        raise ValueError("empty answer")
+    start, end = content.find("{"), content.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the answer")
+    try:
+        return Judgement.model_validate(json.loads(content[start : end + 1]))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise ValueError(str(exc)[:200]) from exc
+
+
+def judge(model: str, llm_args: dict[str, Any], messages: list[dict[str, str]]) -> VerifierOutcome:
+    """One verifier call; never raises for model-side problems."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    args = dict(llm_args)
+    args.setdefault("timeout", DEFAULT_TIMEOUT_S)
+    try:
+        response = litellm.completion(model=model, messages=messages, **args)
+    except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
+        return VerifierOutcome(failure=_describe_error(exc), usage=GuardUsage(llm_calls=1))
+    usage = _usage(litellm, response)
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError):
+        content = None
+    try:
+        return VerifierOutcome(judgement=parse(content), raw=content, usage=usage)
+    except ValueError as exc:
+        return VerifierOutcome(failure=f"unparseable answer: {exc}", raw=content if isinstance(content, str) else None, usage=usage)

@@ -1,0 +1,25 @@
+"""Process compliance: a per-trial rubric computed from the stored trace alone.
+
+τ²'s end-state reward cannot see a skipped read or confirmation. The rubric checks the order
+of events around each write (identification, target read, explicit confirmation, closed-set
+reasons, no write after a refusal) and telecom's diagnose-before-fix and verify-after-act,
+each check citing a clause id. `show`, `compare` and `check` report process-valid pass^k
+(reward 1 AND every applicable check holds), Step-TCR and Trace-TCR (PolicyGuide §4.7).
+Imports neither tau2 nor litellm.
+"""
+
+from tauguard.process.rubric import DomainRubric, load
+from tauguard.process.score import (
+    RUBRIC_VERSION,
+    ProcessCheck,
+    ProcessReport,
+    conversation_from_messages,
+    record_process,
+    score_conversation,
+    score_record,
+)
+
+__all__ = [
+    "RUBRIC_VERSION", "DomainRubric", "ProcessCheck", "ProcessReport", "conversation_from_messages",
+    "load", "record_process", "score_conversation", "score_record",
+]

@@ -1,0 +1,236 @@
+"""The process rubric's checks: computed after the run from the stored trace alone.
+
+τ²'s reward scores the end state; it cannot see a skipped read or confirmation. This module
+scores the order of events instead, after PolicyGuide's telecom rubric
+(``shared/papers/workflow-guide_policyguide.md`` §4.7: identification, diagnosis before
+intervention, consent, correction order, final verification; "deterministic event ordering
+and text matching"), for every domain. Checks, each citing a clause id of the domain's
+rubric file:
+
+- ``identify``: a successful identification read before each executed agent write;
+- ``target_read``: a successful read of the write's target (same id) before it;
+- ``confirmation``: since the previous write, an agent message stating the action (its tool
+  name or one of its argument values) answered by an explicit yes;
+- ``closed_reason``: a reason argument within the policy's closed set;
+- ``diagnose_first`` (telecom): a diagnostic check before each device fix;
+- ``verify_after`` (telecom): after the last fix, a read that observes the result;
+- ``no_write_after_refusal``: no write after a transfer, nor of a tool the agent said it
+  cannot perform.
+
+Only executed calls count (a result without error): a call a guard held never reached the
+environment. Imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.process.rubric import DomainRubric, load
+
+RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file: stored reports are recomputed
+TRANSFER_TOOL = "transfer_to_human_agents"
+CheckName = Literal[
+    "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
+]
+CHECKS: tuple[CheckName, ...] = (
+    "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
+)
+_YES = re.compile(
+    r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|ok(ay)?|go ahead|please (do|go ahead|proceed)|proceed|that'?s (right|correct))\b",
+    re.IGNORECASE,
+)
+_NO = re.compile(r"\b(no|not|don'?t|do not|cancel that|wait)\b", re.IGNORECASE)
+# The sim agent's refusal (tauguard.sim.texts.cannot_do) names the tool.
+_REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
+
+
+class ProcessCheck(BaseModel):
+    """One applicable check that failed (stored), or held (counted only)."""
+
+    check: CheckName
+    clause_id: str
+    step: int  # conversation event index of the call the check is about
+    tool: str | None = None
+    detail: str = ""
+
+
+class ProcessReport(BaseModel):
+    """A trial's process rubric: applicable and satisfied checks, the failures with clause ids."""
+
+    rubric_version: int = RUBRIC_VERSION
+    applicable: int = 0
+    satisfied: int = 0
+    failures: list[ProcessCheck] = Field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """Whether every applicable check holds."""
+        return not self.failures
+
+
+# --------------------------------------------------------------------------- the trace
+
+
+def _call(raw: dict[str, Any], requestor: str) -> ToolCallView:
+    return ToolCallView(
+        id=str(raw.get("id") or ""),
+        name=str(raw.get("name") or ""),
+        arguments=dict(raw.get("arguments") or {}),
+        requestor="user" if (raw.get("requestor") or requestor) == "user" else "assistant",
+    )
+
+
+def conversation_from_messages(messages: list[dict[str, Any]]) -> Conversation:
+    """The conversation of a stored τ² simulation's ``messages`` (as JSON dicts)."""
+    conv = Conversation()
+    calls: dict[str, ToolCallView] = {}
+    for msg in messages:
+        role = msg.get("role")
+        if role in ("assistant", "user"):
+            side = "agent" if role == "assistant" else "user"
+            for raw in msg.get("tool_calls") or []:
+                call = _call(raw, "assistant" if role == "assistant" else "user")
+                calls[call.id] = call
+                conv.add(ConversationEvent(kind=f"{side}_tool_call", tool_call=call))  # type: ignore[arg-type]
+            if msg.get("content"):
+                conv.add(ConversationEvent(kind=f"{side}_message", content=msg["content"]))  # type: ignore[arg-type]
+        elif role == "tool":
+            call = calls.get(str(msg.get("id") or "")) or ToolCallView(name="unknown", requestor=msg.get("requestor") or "assistant")
+            conv.add(ConversationEvent(kind="tool_result", content=msg.get("content"), tool_call=call, error=bool(msg.get("error"))))
+    return conv
+
+
+def _executed(conv: Conversation) -> list[tuple[int, ToolCallView]]:
+    """(index of the call event, call) of every call whose result came back without error."""
+    ok_ids = {e.tool_call.id for e in conv.events if e.kind == "tool_result" and e.tool_call is not None and not e.error}
+    return [
+        (i, e.tool_call)
+        for i, e in enumerate(conv.events)
+        if e.kind in ("agent_tool_call", "user_tool_call") and e.tool_call is not None and e.tool_call.id in ok_ids
+    ]
+
+
+def _states_action(text: str, call: ToolCallView) -> bool:
+    if call.name in text:
+        return True
+    values = [v for v in call.arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    return any(len(str(v)) >= 3 and str(v) in text for v in values)
+
+
+def confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
+    """Whether ``events`` hold an agent message stating ``call`` answered by an explicit yes."""
+    texts = [e for e in events if e.kind in ("agent_message", "user_message") and e.content]
+    for pos, ev in enumerate(texts[:-1]):
+        reply = texts[pos + 1]
+        if ev.kind == "agent_message" and reply.kind == "user_message" and _states_action(ev.content or "", call):
+            answer = reply.content or ""
+            if _YES.search(answer) and not _NO.search(answer.split(".")[0].replace("yes", "", 1)):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.report = ProcessReport()
+
+    def add(self, ok: bool, check: CheckName, clause: str, step: int, tool: str | None, detail: str = "") -> None:
+        self.report.applicable += 1
+        if ok:
+            self.report.satisfied += 1
+        else:
+            self.report.failures.append(ProcessCheck(check=check, clause_id=clause, step=step, tool=tool, detail=detail))
+
+
+def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | None = None) -> ProcessReport:
+    """The process rubric of one trace (see the module docstring for the checks)."""
+    rubric = rubric or load(domain)
+    tally = _Tally()
+    executed = _executed(conv)
+    reads_before: list[tuple[int, ToolCallView]] = []
+    last_write = -1
+    last_fix: tuple[int, str] | None = None
+    refusals: list[tuple[int, str | None]] = []  # (index, refused tool; None = transfer)
+    for i, event in enumerate(conv.events):
+        if event.kind == "agent_message" and event.content:
+            m = _REFUSAL.search(event.content)
+            if m:
+                refusals.append((i, m.group(1)))
+    for i, call in executed:
+        if call.requestor == "assistant" and call.name == TRANSFER_TOOL:
+            refusals.append((i, None))
+    verify_after = set(rubric.verify.after) if rubric.verify else set()
+    for i, call in executed:
+        write = rubric.rule(call.name) if call.requestor == "assistant" else None
+        fix = rubric.fix_rule(call.name) if call.requestor == "user" else None
+        if write is not None:
+            ids = [c for _, c in reads_before if c.requestor == "assistant"]
+            tally.add(any(c.name in rubric.identify_reads for c in ids), "identify", write.identify, i, call.name,
+                      f"no {' / '.join(rubric.identify_reads)} before it")
+            for t in write.targets:
+                if t.argument not in call.arguments:
+                    continue
+                want = call.arguments[t.argument]
+                seen = any(c.name == t.read and c.arguments.get(t.read_argument) == want for c in ids)
+                tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
+            if write.confirm:
+                ok = confirmed(conv.events[last_write + 1 : i], call)
+                tally.add(ok, "confirmation", write.confirm, i, call.name, "no stated action answered by an explicit yes since the previous write")
+            if write.reason and write.reason.argument in call.arguments:
+                value = str(call.arguments[write.reason.argument]).strip().lower()
+                tally.add(value in write.reason.allowed, "closed_reason", write.reason.clause, i, call.name,
+                          f"{write.reason.argument}={value!r} not in {write.reason.allowed}")
+            for r_at, refused in refusals:
+                if r_at < i and (refused is None or refused == call.name):
+                    what = "a transfer" if refused is None else f"refusing {refused}"
+                    tally.add(False, "no_write_after_refusal", rubric.refusal_clause, i, call.name, f"write after {what} at event {r_at}")
+                    break
+            last_write = i
+        if fix is not None:
+            diagnosed = any(c.requestor == "user" and c.name in fix.diagnose for _, c in reads_before)
+            tally.add(diagnosed, "diagnose_first", fix.clause, i, call.name, f"no {' / '.join(fix.diagnose)} before it")
+        if fix is not None or call.name in verify_after:
+            last_fix = (i, call.name)
+        if write is None and fix is None:
+            reads_before.append((i, call))
+    # a refusal that no later write contradicts holds
+    for r_at, refused in refusals:
+        contradicted = any(
+            f.clause_id == rubric.refusal_clause and f.check == "no_write_after_refusal" and f.step > r_at for f in tally.report.failures
+        )
+        if not contradicted:
+            tally.add(True, "no_write_after_refusal", rubric.refusal_clause, r_at, refused)
+    if rubric.verify and last_fix is not None:
+        at, tool = last_fix
+        verified = any(j > at and c.name in rubric.verify.reads for j, c in executed)
+        tally.add(verified, "verify_after", rubric.verify.clause, at, tool, f"nothing observes the result of {tool}")
+    return tally.report
+
+
+def score_record(record: Any) -> ProcessReport | None:
+    """The process rubric of a trial record; None without a stored trace or a rubric for its domain."""
+    simulation = getattr(record, "simulation", None)
+    if not simulation or getattr(record, "error", None) is not None:
+        return None
+    try:
+        rubric = load(record.domain)
+    except KeyError:
+        return None
+    return score_conversation(record.domain, conversation_from_messages(simulation.get("messages") or []), rubric)
+
+
+def record_process(record: Any) -> ProcessReport | None:
+    """The record's stored report when it is of the current rubric version, else computed now
+    from its conversation (else the stored one, or None for a record without either)."""
+    stored = getattr(record, "process", None)
+    if stored is not None and stored.rubric_version == RUBRIC_VERSION:
+        return stored
+    # An older report is recomputed when the conversation was loaded; loaders that skip it
+    # (show, compare, check) get the stored report as it was scored.
+    return score_record(record) or stored

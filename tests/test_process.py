@@ -1,0 +1,150 @@
+"""The process rubric (tauguard.process): checks from the trace alone, and the metrics on top."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauguard.metrics import parse_metric, summarize_outcomes, task_outcomes
+from tauguard.process import conversation_from_messages, load, score_conversation
+from tauguard.process.rubric import domains
+from tauguard.records import TrialRecord
+from tauguard.sim import texts
+
+
+def _call(cid: str, name: str, args: dict, requestor: str = "assistant") -> dict:
+    return {"id": cid, "name": name, "arguments": args, "requestor": requestor}
+
+
+def _tool(cid: str, content: str = "{}", requestor: str = "assistant", error: bool = False) -> dict:
+    return {"role": "tool", "id": cid, "content": content, "requestor": requestor, "error": error}
+
+
+def _agent_call(cid: str, name: str, args: dict) -> list[dict]:
+    return [{"role": "assistant", "content": None, "tool_calls": [_call(cid, name, args)]}, _tool(cid)]
+
+
+def _say(role: str, text: str) -> dict:
+    return {"role": role, "content": text}
+
+
+CANCEL = {"order_id": "#W1", "reason": "no longer needed"}
+
+
+def _retail_cancel(*, auth: bool = True, read: bool = True, confirm: bool = True, reason: str = "no longer needed") -> list[dict]:
+    msgs = [_say("assistant", texts.GREETING), _say("user", "Cancel my order #W1, I no longer need it.")]
+    if auth:
+        msgs += _agent_call("a", "find_user_id_by_email", {"email": "x@y.z"})
+    if read:
+        msgs += _agent_call("b", "get_order_details", {"order_id": "#W1"})
+    args = {**CANCEL, "reason": reason}
+    if confirm:
+        msgs += [_say("assistant", texts.confirm_request("cancel_pending_order", args)), _say("user", texts.USER_YES)]
+    msgs += _agent_call("c", "cancel_pending_order", args)
+    return msgs + [_say("assistant", texts.AGENT_CLOSE), _say("user", texts.USER_STOP)]
+
+
+def _score(domain: str, msgs: list[dict]):
+    return score_conversation(domain, conversation_from_messages(msgs))
+
+
+def test_compliant_retail_cancel_is_valid_with_four_checks():
+    report = _score("retail", _retail_cancel())
+    assert report.valid and report.applicable == report.satisfied == 4  # identify, target, confirm, reason
+
+
+@pytest.mark.parametrize(
+    ("kw", "check", "clause"),
+    [
+        ({"auth": False}, "identify", "retail.authenticate"),
+        ({"read": False}, "target_read", "retail.cancel_pending"),
+        ({"confirm": False}, "confirmation", "retail.explicit_confirmation"),
+        ({"reason": "found it cheaper"}, "closed_reason", "retail.cancel_reason"),
+    ],
+)
+def test_each_missing_step_fails_its_check_with_its_clause(kw, check, clause):
+    report = _score("retail", _retail_cancel(**kw))
+    assert [(f.check, f.clause_id, f.tool) for f in report.failures] == [(check, clause, "cancel_pending_order")]
+
+
+def test_a_no_answer_or_an_unrelated_yes_is_not_a_confirmation():
+    msgs = _retail_cancel(confirm=False)
+    at = next(i for i, m in enumerate(msgs) if (m.get("tool_calls") or [{}])[0].get("name") == "cancel_pending_order")
+    msgs[at:at] = [_say("assistant", texts.confirm_request("cancel_pending_order", CANCEL)), _say("user", texts.USER_NO)]
+    assert [f.check for f in _score("retail", msgs).failures] == ["confirmation"]
+    msgs[at:at + 2] = [_say("assistant", "Shall I look up your orders?"), _say("user", "Yes.")]
+    assert [f.check for f in _score("retail", msgs).failures] == ["confirmation"]
+
+
+def test_held_or_failed_writes_are_not_scored():
+    msgs = [_say("user", "hi"), {"role": "assistant", "tool_calls": [_call("c", "cancel_pending_order", CANCEL)]}, _tool("c", "Error", error=True)]
+    assert _score("retail", msgs).applicable == 0
+
+
+def test_write_after_a_transfer_or_a_refusal_of_that_tool_fails():
+    msgs = _retail_cancel()
+    at = next(i for i, m in enumerate(msgs) if (m.get("tool_calls") or [{}])[0].get("name") == "cancel_pending_order")
+    refused = msgs[:at] + [_say("assistant", texts.cannot_do("cancel_pending_order", "not allowed"))] + msgs[at:]
+    report = _score("retail", refused)
+    assert [(f.check, f.clause_id) for f in report.failures] == [("no_write_after_refusal", "retail.transfer_scope")]
+    transferred = msgs[:at] + _agent_call("t", "transfer_to_human_agents", {"summary": "s"}) + msgs[at:]
+    assert [f.check for f in _score("retail", transferred).failures] == ["no_write_after_refusal"]
+    # a refusal nothing contradicts is a satisfied check
+    kept = _score("retail", msgs[:at] + [_say("assistant", texts.cannot_do("cancel_pending_order", ""))])
+    assert kept.valid and kept.applicable == 1
+
+
+def _device(name: str, cid: str) -> list[dict]:
+    return [{"role": "user", "content": None, "tool_calls": [_call(cid, name, {}, "user")]}, _tool(cid, "done", "user")]
+
+
+def test_telecom_fix_needs_a_diagnosis_before_and_a_verification_after():
+    head = [_say("user", "My data does not work.")]
+    fixed = _score("telecom", head + _device("toggle_data", "f"))
+    assert sorted((f.check, f.clause_id) for f in fixed.failures) == [
+        ("diagnose_first", "telecom.ts_data_disabled"), ("verify_after", "telecom.ts_verify_restored")]
+    good = _score("telecom", head + _device("check_network_status", "d") + _device("toggle_data", "f") + _device("run_speed_test", "v"))
+    assert good.valid and good.applicable == 2
+
+
+def test_every_rubric_file_loads_and_cites_existing_clauses():
+    from tauguard.domains import load as load_pack
+
+    assert domains() == ["airline", "retail", "telecom"]
+    for d in domains():
+        rubric = load(d)
+        known = {c.id for c in load_pack(d).clause}
+        assert rubric.write and sorted(rubric.clause_ids() - known) == []
+
+
+def _record(task: str, trial: int, success: bool, msgs: list[dict]) -> TrialRecord:
+    return TrialRecord(run_id="r", domain="retail", task_id=task, trial=trial, seed=1, strategy="s", simulated=True,
+                       policy_violation_task=False, reward=1.0 if success else 0.0, success=success,
+                       simulation={"messages": msgs})
+
+
+def test_process_valid_pass_hat_k_step_and_trace_tcr():
+    records = [
+        _record("1", 0, True, _retail_cancel()),
+        _record("1", 1, True, _retail_cancel(read=False)),  # passes tau2, not the rubric
+        _record("2", 0, True, _retail_cancel()),
+        _record("2", 1, False, _retail_cancel()),  # fails tau2: never process-valid
+    ]
+    sl = summarize_outcomes(task_outcomes(records)).get("all")
+    assert sl.value("pass^1") == pytest.approx(0.75) and sl.value("process_valid^1") == pytest.approx(0.5)
+    assert sl.value("process_valid^2") == 0.0
+    assert sl.trace_tcr == pytest.approx(2 / 3) and sl.step_tcr == pytest.approx(11 / 12)
+    assert parse_metric("process_valid^4").k == 4 and sl.value("step_tcr") == sl.step_tcr
+
+
+@pytest.mark.slow
+def test_sim_faults_make_their_trials_process_invalid_and_clean_trials_stay_valid(tau2):
+    from tauguard.execution.simulate import run_unit
+    from conftest import make_unit
+
+    clean = TrialRecord.model_validate(run_unit(make_unit("retail", "5")))
+    assert clean.success and clean.process is not None and clean.process.valid
+    for kind, check in (("skip_read", "target_read"), ("skip_confirmation", "confirmation")):
+        profile = {"name": kind, "rates": {kind: 1.0}, "uptake": 0.0}
+        rec = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile)))
+        assert [f.fault_id for f in rec.faults if f.applied] == [kind]
+        assert rec.success and rec.process is not None and check in {f.check for f in rec.process.failures}
