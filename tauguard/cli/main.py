@@ -46,6 +46,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.import_", "import_", "import"),
     ("tauguard.cli.audit", "audit", "audit"),
     ("tauguard.cli.workflow", "app", "workflow"),
+    ("tauguard.cli.classifier", "app", "classifier"),
 ]
 
 def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
