@@ -20,6 +20,7 @@ from tauguard.config import SIM, RunConfig
 from tauguard.records import Manifest, TrialRecord
 from tauguard.store import RecordWriter, completed_keys, write_manifest
 from tauguard.execution.plan import UnitSpec
+from tauguard.attacks.runtime import attack_spec
 
 
 SIM_MANIFEST_NOTE = (
@@ -116,7 +117,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        verbose=verbose,
+                        attack=attack_spec(config), verbose=verbose,
                     )
                 )
     return out

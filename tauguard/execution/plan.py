@@ -29,6 +29,7 @@ class UnitSpec(BaseModel):
     max_errors: int
     max_guard_retries: int
     fault_profile: dict[str, Any]
+    attack: dict[str, Any] | None = None  # {tactic, set, llm}: tauguard.attacks.runtime
     verbose: bool = False
 
     @property
