@@ -37,6 +37,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
 ]
 
