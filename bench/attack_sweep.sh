@@ -2,7 +2,7 @@
 # Sim sweep of issue 15: every attacked policy-violation task (tauguard/attacks/targets), each
 # tactic, seed 300, for react / refuse-writes / ledger / action-guard. SIMULATION: the sim agent
 # yields with the fault profile's attack susceptibility (a yardstick, not a real-agent finding).
-# Usage: bench/attack_sweep.sh OUT_DIR [K_MAIN] [K_REST]   (k for false-premise and planner; k for the rest)
+# Usage: [DOMAINS="telecom airline"] bench/attack_sweep.sh OUT_DIR [K_MAIN] [K_REST]   (k for false-premise and planner; k for the rest)
 set -u
 OUT=${1:-runs/attack-sweep}; KMAIN=${2:-4}; KREST=${3:-4}
 export LITELLM_LOCAL_MODEL_COST_MAP=True CI=true
@@ -13,7 +13,7 @@ from tauguard.attacks.catalog import set_targets
 print(",".join(sorted(set_targets("policy-violation", sys.argv[1]))))
 PY
 }
-for domain in telecom airline; do
+for domain in ${DOMAINS:-telecom airline}; do
   IDS=$(ids $domain)
   for tactic in false-premise planner insist emotional authority; do
     k=$KREST; case $tactic in false-premise|planner) k=$KMAIN;; esac
