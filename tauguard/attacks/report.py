@@ -89,12 +89,12 @@ def utility_safety(records: Sequence[TrialRecord], run_id: str = "", strategy: s
 def attack_report(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> AttackReport | None:
     """The attack breakdowns of a run, or None when no trial was attacked."""
     evaluated = _evaluated(records)
-    attacked = [r for r in evaluated if r.attacked and r.attack is not None]
+    attacked = [r for r in evaluated if r.attacked]
     if not attacked:
         return None
     k_max = max_trials(task_outcomes(attacked))
     return AttackReport(
-        by_tactic=_groups(attacked, lambda r: r.attack.tactic if r.attack else "?", k_max),
-        by_clause=_groups(attacked, lambda r: str(r.attack.target.get("clause", "?")) if r.attack else "?", k_max),
+        by_tactic=_groups(attacked, lambda r: r.attack.tactic if r.attack else "(not recorded)", k_max),
+        by_clause=_groups(attacked, lambda r: str(r.attack.target.get("clause", "?")) if r.attack else "(not recorded)", k_max),
         utility_safety=utility_safety(evaluated, run_id, strategy),
     )

@@ -40,11 +40,19 @@ def attacks(
     domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Targets of one domain (airline, retail, telecom)."),
     attack_set: str = typer.Option("policy-violation", "--attack-set", help="policy-violation or a named set (craft-airline)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    ids: bool = typer.Option(False, "--ids", help="Print the attacked task ids of one domain, comma-separated (for --task-ids)."),
 ) -> None:
     """List attack targets, or, given runs, pass^k on benign tasks next to ASR@k on attacked ones (one row per run)."""
     from tabulate import tabulate
 
     tablefmt = "github" if fmt == OutputFormat.markdown else "simple"
+    if ids:
+        rows = [r for r in target_rows(domain, attack_set) if r["tool"] != "-"]
+        domains = sorted({r["domain"] for r in rows})
+        if len(domains) > 1:
+            fail(f"--ids needs one domain: give --domain ({', '.join(domains)})")
+        typer.echo(",".join(r["task"] for r in rows))
+        return
     if not runs:
         rows = target_rows(domain, attack_set)
         if fmt == OutputFormat.json:
