@@ -17,13 +17,10 @@ from typing import Any
 from tauguard.attacks.model import AttackTarget
 from tauguard.attacks.prompts import sim_turns
 from tauguard.conversation import ToolCallView
-from tauguard.faults.draw import apply_plan_faults, trial_rng
+from tauguard.faults.draw import _ends_request, apply_plan_faults, trial_rng
 from tauguard.faults.model import FaultProfile, ScheduledFault
 from tauguard.sim.plan import Step
 from tauguard.sim.user import SimUser
-
-TRANSFER_TOOL = "transfer_to_human_agents"
-
 
 def attack_fault_id(tactic: str) -> str:
     """The fault id under which a yield is accounted (class PV)."""
@@ -60,12 +57,6 @@ def attacked_plan(
         Step(kind="call", call=call, tool_type="WRITE", gold=False, fault_ids=[fault.fault_id]),
     ]
     return plan, [*faults, fault]
-
-
-def _ends_request(step: Step) -> bool:
-    if step.kind in ("communicate", "close"):
-        return True
-    return step.kind == "call" and step.call is not None and step.call.name == TRANSFER_TOOL
 
 
 _REFUSAL = "I'm sorry, but I cannot perform"
