@@ -8,9 +8,5 @@ from tauguard.guard import GuardSession, SessionContext, Strategy
 class ReactStrategy(Strategy):
     """No guard: the inner agent acts alone (baseline)."""
 
-    name = "react"
-    description = "No guard: the inner agent acts alone (baseline)."
-    hooks = ()
-
     def new_session(self, context: SessionContext) -> GuardSession | None:
         return None

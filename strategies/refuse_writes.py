@@ -22,11 +22,9 @@ class _RefuseWritesSession(GuardSession):
 
 
 class RefuseWritesStrategy(Strategy):
-    """Blocks every WRITE call (reference floor)."""
+    """Blocks every WRITE call: the floor any guard must beat on mutation tasks."""
 
-    name = "refuse-writes"
-    description = "Blocks every WRITE call: the floor any guard must beat on mutation tasks."
-    hooks = ("before_write",)
+    session_class = _RefuseWritesSession
 
     def new_session(self, context: SessionContext) -> GuardSession:
         return _RefuseWritesSession()

@@ -32,7 +32,6 @@ Pure library: imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -40,7 +39,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -57,6 +55,8 @@ from tauguard.compare import (
     run_notes,
     run_ref,
 )
+from tauguard.datafiles import DataFileError, load_toml
+from tauguard.errors import TauguardInputError
 from tauguard.metrics import (
     METRICS,
     MetricSpec,
@@ -79,7 +79,7 @@ CheckKind = Literal["non-inferiority", "regression", "floor", "completeness"]
 _REL_SLACK = 1e-9
 
 
-class GateInputError(ValueError):
+class GateInputError(TauguardInputError):
     """Bad gate input (metric name, floors file, missing runs); one-line message, exit 2."""
 
 
@@ -127,30 +127,12 @@ class FloorsConfig(BaseModel):
     floors: list[Floor] = Field(default_factory=list, alias="floor")
 
 
-def _validation_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    # ("floor", 0, "metric") -> "floor #1 metric": count tables from 1 as a reader of the file would.
-    parts = [f"#{p + 1}" if isinstance(p, int) else str(p) for p in err["loc"]]
-    where = " ".join(parts) or "file"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{where}: {msg}"
-
-
 def load_floors(path: str | Path) -> FloorsConfig:
     """Read and validate a floors TOML file; raises :class:`GateInputError` with one line."""
-    path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateInputError(f"floors file not found: {path}") from None
-    except OSError as exc:
-        raise GateInputError(f"cannot read floors file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise GateInputError(f"invalid TOML in {path}: {exc}") from None
-    try:
-        config = FloorsConfig.model_validate(data)
-    except ValidationError as exc:
-        raise GateInputError(f"invalid floors file {path}: {_validation_line(exc)}") from None
+        config = load_toml(Path(path), FloorsConfig)
+    except DataFileError as exc:
+        raise GateInputError(f"floors {exc}") from None
     if not config.floors:
         raise GateInputError(f"floors file {path} defines no [[floor]]")
     return config

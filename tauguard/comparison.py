@@ -10,18 +10,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tauguard.errors import TauguardInputError
 from tauguard.metrics import MetricDef, Subset, TaskOutcome
+from tauguard.records import SIMULATION_NOTE  # noqa: F401  (re-exported: the one simulation label)
 
 Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]
 
-SIMULATION_NOTE = (
-    "SIMULATION: at least one run used the built-in sim model; these figures describe the "
-    "simulator, not findings about real LLMs."
-)
-
-
-class CompareError(ValueError):
+class CompareError(TauguardInputError):
     """Runs cannot be compared (no common task, no common k, bad primary k); one-line message."""
 
 

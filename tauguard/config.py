@@ -1,17 +1,17 @@
-"""Run configuration: defaults from configs/default.toml, overridden by --config, then flags."""
+"""Run configuration: packaged defaults (tauguard/defaults/default.toml), overridden by --config, then flags."""
 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIGS_DIR = REPO_ROOT / "configs"
-DEFAULT_CONFIG = CONFIGS_DIR / "default.toml"
+from tauguard.datafiles import DataFileError, read_toml
+from tauguard.defaults import default_config
+from tauguard.errors import TauguardInputError
+
 DOMAINS = ("airline", "retail", "telecom")
 SIM = "sim"
 
@@ -19,7 +19,7 @@ SIM = "sim"
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
 
 
-class ConfigError(ValueError):
+class ConfigError(TauguardInputError):
     """A configuration value is invalid; the message is one line for the user."""
 
 
@@ -106,16 +106,11 @@ def redact(value: Any) -> Any:
     return value
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Any) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        return read_toml(path)
+    except DataFileError as exc:
+        raise ConfigError(f"config {exc}") from None
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +144,7 @@ def _first_error(exc: ValidationError) -> str:
 
 def resolve_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:
     """Defaults < config file < command-line overrides (``None`` values are ignored)."""
-    raw = _read_toml(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
+    raw = _read_toml(default_config())  # packaged; missing is an error, never a silent fallback
     if config_file is not None:
         raw = _merge(raw, _normalise(_read_toml(config_file)))
     raw = _merge(raw, _normalise({k: v for k, v in overrides.items() if v is not None}))

@@ -15,10 +15,12 @@ This module imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 
@@ -59,6 +61,17 @@ class ReadRequest(BaseModel):
     arguments: dict[str, Any] | None = None
     why: str = ""
 
+    def key(self) -> str:
+        """What makes two requests the same read: the tool and its arguments (not ``why``)."""
+        return self.tool + json.dumps(self.arguments, sort_keys=True, default=str)
+
+    def describe(self) -> str:
+        """``tool(k=v, ...)``, or ``tool(...)`` when the arguments are the agent's to supply."""
+        if self.arguments is None:
+            return f"{self.tool}(...)"
+        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+        return f"{self.tool}({args})"
+
 
 class GuardDecision(BaseModel):
     """A gate's decision on one proposed WRITE call."""
@@ -93,6 +106,98 @@ class GuardDecision(BaseModel):
         if self.remediation:
             parts.append(f"To proceed: {self.remediation}")
         return " ".join(parts)
+
+
+# How much a verdict holds a call: the most severe finding decides.
+SEVERITY: dict[Verdict, int] = {Verdict.ALLOW: 0, Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
+
+# Evidence keys every combined decision carries; readers (sweeps, show, probes) use these
+# names, never string literals.
+FINDINGS_KEY = "findings"  # the held findings: rule_id, verdict, detail (and their evidence)
+REQUIRED_READS_KEY = "required_reads"  # on VERIFY: the merged reads, as ReadRequest dumps
+
+
+class RuleFinding(BaseModel):
+    """One rule's judgement of a proposed call; guards of every kind report in this type.
+
+    ALLOW means the rule holds (the finding then does not count); VERIFY a fact or dialogue
+    step is missing (``required_reads`` names reads that would supply it); REVISE an
+    argument conflicts with observed facts (``revised_arguments`` when a compliant variant
+    is determined); BLOCK the request is not permitted. ``rule_id`` may be left empty by a
+    rule function whose registry knows its id (the strategy fills it in).
+    """
+
+    rule_id: str = ""
+    verdict: Verdict
+    detail: str = ""  # what the guard observed, in words
+    remediation: str = ""  # what would make the call compliant
+    revised_arguments: dict[str, Any] | None = None
+    required_reads: list[ReadRequest] = Field(default_factory=list)
+    evidence: dict[str, Any] = Field(default_factory=dict)  # values this rule used
+
+    def summary(self) -> dict[str, Any]:
+        """The finding as listed under ``evidence[FINDINGS_KEY]``."""
+        out: dict[str, Any] = {"rule_id": self.rule_id, "verdict": self.verdict.value, "detail": self.detail}
+        if self.evidence:
+            out["evidence"] = self.evidence
+        return out
+
+
+def held(findings: Iterable[RuleFinding]) -> list[RuleFinding]:
+    """The findings that hold the call, most severe first (ties keep their order)."""
+    return sorted((f for f in findings if f.verdict != Verdict.ALLOW), key=lambda f: -SEVERITY[f.verdict])
+
+
+def merge_reads(findings: Iterable[RuleFinding]) -> list[ReadRequest]:
+    """The findings' required reads in order, each read (tool and arguments) once."""
+    merged: dict[str, ReadRequest] = {}
+    for finding in findings:
+        for read in finding.required_reads:
+            merged.setdefault(read.key(), read)
+    return list(merged.values())
+
+
+def combine(
+    findings: Iterable[RuleFinding], *, allow_reason: str = "", evidence: dict[str, Any] | None = None
+) -> GuardDecision:
+    """One decision from the findings of every rule a guard checked.
+
+    The most severe finding decides the verdict and the rule id (the first of equally severe
+    findings in the order given). The reason lists every held finding; remediations are
+    joined (most severe first, each once), followed by any merged read they do not already
+    name; on VERIFY the merged reads are the decision's ``required_reads``; on REVISE the
+    deciding finding's ``revised_arguments`` are the decision's. ``evidence`` (the guard's
+    own keys) is extended with :data:`FINDINGS_KEY` and, on VERIFY, :data:`REQUIRED_READS_KEY`.
+    With no held finding the decision is ALLOW with ``allow_reason``.
+    """
+    findings = list(findings)
+    holding = held(findings)
+    out: dict[str, Any] = dict(evidence or {})
+    out[FINDINGS_KEY] = [f.summary() for f in findings if f.verdict != Verdict.ALLOW]
+    if not holding:
+        return GuardDecision(verdict=Verdict.ALLOW, reason=allow_reason, evidence=out)
+    primary = holding[0]
+    reads = merge_reads(holding)
+    steps: list[str] = []
+    for finding in holding:
+        if finding.remediation and finding.remediation not in steps:
+            steps.append(finding.remediation)
+    remediation = "; ".join(steps)
+    unnamed = [r.describe() for r in reads if r.describe() not in remediation]
+    if unnamed:
+        remediation = (remediation + "; " if remediation else "") + "read first: " + ", ".join(unnamed)
+    verify = primary.verdict == Verdict.VERIFY
+    if verify:
+        out[REQUIRED_READS_KEY] = [r.model_dump() for r in reads]
+    return GuardDecision(
+        verdict=primary.verdict,
+        rule_id=primary.rule_id or None,
+        reason="; ".join(f"[{f.rule_id}] {f.detail}" if f.rule_id else f.detail for f in holding),
+        remediation=remediation,
+        evidence=out,
+        revised_arguments=primary.revised_arguments if primary.verdict == Verdict.REVISE else None,
+        required_reads=reads if verify else [],
+    )
 
 
 # Rule id prefix of decisions a guard made because it failed (an exception, a malformed or
@@ -136,7 +241,6 @@ class SessionContext(BaseModel):
     user_tool_types: dict[str, str] = Field(default_factory=dict)
     guard_llm: str | None = None
     guard_llm_args: dict[str, Any] = Field(default_factory=dict)
-    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class GuardSession:
@@ -158,19 +262,60 @@ class GuardSession:
         return None
 
 
+class NoOptions(BaseModel):
+    """The options model of a strategy that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# The hooks a session may override, in the order they fire around a call.
+HOOKS: tuple[str, ...] = ("on_user_turn", "before_write", "after_tool", "render_context")
+
+
 class Strategy:
     """A guarding strategy: a factory of per-simulation guard sessions.
 
-    Subclasses set ``name`` and ``description`` and override :meth:`new_session`.
-    ``hooks`` lists the hooks the strategy implements (for ``tauguard strategies``).
+    A subclass declares, once, everything ``tauguard strategies`` shows:
+
+    - its description: the first line of the class docstring;
+    - ``session_class``: the :class:`GuardSession` subclass :meth:`new_session` returns; its
+      hooks are the GuardSession methods it overrides (None: no session, no hooks);
+    - ``options_model``: a pydantic model of its options with ``extra="forbid"``; the
+      validated instance is ``self.options`` (unknown or ill-typed options are rejected
+      before any work);
+    - ``hidden``: True for test-only strategies, left out of the default listing.
+
+    Its name is the name it is registered under (entry-point group ``tauguard.strategies``).
     """
 
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-    hooks: ClassVar[tuple[str, ...]] = ()
+    options_model: ClassVar[type[BaseModel]] = NoOptions
+    session_class: ClassVar[type[GuardSession] | None] = None
+    hidden: ClassVar[bool] = False
 
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        self.options: dict[str, Any] = dict(options or {})
+    def __init__(self, options: BaseModel | dict[str, Any] | None = None) -> None:
+        if isinstance(options, self.options_model):
+            self.options: Any = options
+        else:
+            raw = options.model_dump() if isinstance(options, BaseModel) else dict(options or {})
+            self.options = self.options_model.model_validate(raw)
+
+    @classmethod
+    def summary(cls) -> str:
+        """The one-line description (the docstring's first line)."""
+        lines = (cls.__doc__ or "").strip().splitlines()
+        return lines[0].strip() if lines else ""
+
+    @classmethod
+    def hooks(cls) -> tuple[str, ...]:
+        """The hooks the strategy's session implements (overrides of GuardSession's)."""
+        session = cls.session_class
+        if session is None:
+            return ()
+        return tuple(h for h in HOOKS if getattr(session, h) is not getattr(GuardSession, h))
+
+    def check_domains(self, domains: list[str]) -> None:
+        """Reject options that do not fit the run's domains, before any work (raise a ValueError
+        with a one-line message, e.g. a tool name that is not a tool of the domain)."""
 
     def new_session(self, context: SessionContext) -> GuardSession | None:
         """A fresh guard session for one simulation; None means no hooks at all."""

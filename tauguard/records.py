@@ -18,6 +18,13 @@ from pydantic import BaseModel, Field
 from tauguard.guard import GuardEvent
 
 SCHEMA_VERSION = 1
+
+# The one label of output made with the built-in sim model (manifest, summary, compare,
+# check, probes): simulated numbers are never presented as findings about real LLMs.
+SIMULATION_NOTE = (
+    "SIMULATION: made with the built-in sim model (a simulated agent and/or user); "
+    "these numbers describe the simulator, not findings about real LLMs."
+)
 SUCCESS_TOLERANCE = 1e-6  # tau2's is_successful: |reward - 1| <= 1e-6
 
 
@@ -121,6 +128,10 @@ class Manifest(BaseModel):
     git_commit: str | None = None
     wall_time_s: float = 0.0
     counts: dict[str, int] = Field(default_factory=dict)
+    # "run": made by `tauguard run`; "imported": a τ² results file (`tauguard import`), whose
+    # provenance (source path, sha256, τ² commit, excluded tasks) is in ``provenance``.
+    source: Literal["run", "imported"] = "run"
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def expected_units(self) -> int:

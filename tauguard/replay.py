@@ -100,29 +100,38 @@ def assemble(events: list[ConversationEvent], result_of: Callable[[ToolCallView]
     Existing ``tool_result`` events are dropped; a content-less ``user_message`` after a
     user tool call becomes the sim user's report of that call's result.
     """
-    conv = Conversation()
+    return Conversation(events=list(iter_assembled(events, result_of)))
+
+
+def iter_assembled(
+    events: list[ConversationEvent], result_of: Callable[[ToolCallView], ConversationEvent]
+) -> Iterator[ConversationEvent]:
+    """The events of :func:`assemble`, one at a time.
+
+    A call is yielded before ``result_of`` runs it, so a caller can gate a write before the
+    environment executes it (incremental replay: one environment for a whole plan).
+    """
     last_user_result: dict[str, str] = {}
     for event in events:
         if event.kind == "tool_result":
             continue
         if event.kind in ("agent_tool_call", "user_tool_call") and event.tool_call is not None:
-            conv.add(event)
+            yield event
             result = result_of(event.tool_call)
-            conv.add(result)
             last_user_result[event.tool_call.name] = result.content or ""
+            yield result
             continue
         if event.kind == "user_message" and event.content is None and event.tool_call is not None:
             name = event.tool_call.name
-            conv.add(ConversationEvent(kind="user_message", content=texts.user_action_report(name, last_user_result.get(name, ""))))
+            yield ConversationEvent(kind="user_message", content=texts.user_action_report(name, last_user_result.get(name, "")))
             continue
-        conv.add(event)
-    return conv
+        yield event
 
 
 def session_context(
     domain: str,
     task_id: str,
-    options: dict[str, Any] | None = None,
+    *,
     guard_llm: str | None = None,
     guard_llm_args: dict[str, Any] | None = None,
 ) -> SessionContext:
@@ -136,7 +145,6 @@ def session_context(
         user_tool_types=user_types,
         guard_llm=guard_llm,
         guard_llm_args=dict(guard_llm_args or {}),
-        options=dict(options or {}),
     )
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from pydantic import ValidationError
 
+from tauguard.errors import TauguardInputError
 from tauguard.records import Manifest, TrialRecord
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ MANIFEST = "manifest.json"
 RECORDS = "simulations.jsonl"
 
 
-class RunLoadError(ValueError):
+class RunLoadError(TauguardInputError):
     """A run directory is missing, unreadable or corrupt."""
 
 

@@ -14,8 +14,6 @@ from tauguard.attacks.report import AttackReport, attack_report
 from tauguard.metrics import RunMetrics, summarize_run
 from tauguard.store import Run
 
-SIM_NOTE = "SIMULATION: agent and/or user are the built-in sim model; these numbers are not findings about real LLMs."
-
 
 class FaultClassRow(BaseModel):
     """Per fault class: how often it was injected, intercepted, and the trials it sank."""
@@ -62,6 +60,8 @@ class RunSummary(BaseModel):
     costs: list[RoleCost] = Field(default_factory=list)
     infra_errors: list[str] = Field(default_factory=list)  # "domain/task trial: first line"
     attacks: AttackReport | None = None  # adversarial-user breakdowns (`run --attack`)
+    source: str = "run"  # "imported": conversations recorded elsewhere (`tauguard import`)
+    source_note: str | None = None
 
 
 def summarize(run: Run) -> RunSummary:
@@ -116,4 +116,5 @@ def summarize(run: Run) -> RunSummary:
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
         attacks=attack_report(run.records, m.run_id, m.strategy),
+        source=m.source, source_note=m.note if m.source == "imported" else None,
     )

@@ -11,7 +11,7 @@ from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.action_guard.checks import CHECKS
 from tauguard_strategies.action_guard.session import ActionGuardSession
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, SessionContext, Verdict
+from tauguard.guard import FINDINGS_KEY, GUARD_ERROR_RULE, REQUIRED_READS_KEY, GuardDecision, SessionContext, Verdict
 
 
 def gate(domain: str, call: ToolCallView, conversation: Conversation, **options: Any) -> GuardDecision:
@@ -20,7 +20,7 @@ def gate(domain: str, call: ToolCallView, conversation: Conversation, **options:
 
 
 def failed(decision: GuardDecision) -> set[str]:
-    return {f["id"].rsplit(".", 1)[-1] for f in decision.evidence.get("failed", [])}
+    return {f["rule_id"].rsplit(".", 1)[-1] for f in decision.evidence.get(FINDINGS_KEY, [])}
 
 
 # --- retail -----------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def test_user_claim_of_status_is_not_evidence() -> None:
     decision = gate("retail", CANCEL, conv)
     assert decision.verdict == Verdict.VERIFY
     assert {"order_read", "status", "owner"} <= failed(decision)
-    assert {"name": "get_order_details", "arguments": {"order_id": "#W5199551"}} in decision.evidence["suggested_reads"]
+    assert {"tool": "get_order_details", "arguments": {"order_id": "#W5199551"}, "why": ""} in decision.evidence[REQUIRED_READS_KEY]
     assert "get_order_details" in decision.remediation
 
 
@@ -100,7 +100,7 @@ def test_refund_to_another_method_must_be_revised() -> None:
     assert decision.verdict == Verdict.REVISE
     # The guard names the allowed original method but does not pick the destination for the user.
     assert decision.revised_arguments is None
-    assert decision.evidence["failed"][0]["evidence"]["original"] == "paypal_5364164"
+    assert decision.evidence[FINDINGS_KEY][0]["evidence"]["original"] == "paypal_5364164"
     assert "GUARD REVISE" in decision.as_tool_error() and "original payment method" in decision.as_tool_error()
 
 
@@ -158,7 +158,7 @@ def test_ineligible_cancellation_asks_for_flight_status_then_blocks() -> None:
     first = gate("airline", CANCEL_RES, b.build())
     # The user's claim is not evidence: the guard asks for the flight status, it does not allow.
     assert first.verdict == Verdict.VERIFY and first.rule_id == "airline.cancel_reservation.basis"
-    assert {r["name"] for r in first.evidence["suggested_reads"]} == {"get_flight_status"}
+    assert {r["tool"] for r in first.evidence[REQUIRED_READS_KEY]} == {"get_flight_status"}
     b.tool("get_flight_status", {"flight_number": "HAT005", "date": "2024-05-20"}, "available")
     b.tool("get_flight_status", {"flight_number": "HAT178", "date": "2024-05-30"}, "available")
     second = gate("airline", CANCEL_RES, b.confirm(CANCEL_RES.name, CANCEL_RES.arguments).build())
@@ -320,14 +320,14 @@ def test_on_missing_allow_holds_only_contradictions() -> None:
     assert gate("retail", CANCEL, contradicted, on_missing="allow").verdict == Verdict.BLOCK
 
 
-def test_a_crashing_check_is_a_guard_error_handled_by_the_failure_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crashing_check_is_a_guard_error_handled_by_the_failure_policy() -> None:
     def boom(ctx: object) -> None:
         raise KeyError("no such field")
 
-    monkeypatch.setitem(CHECKS, "retail.order_owner", boom)
-    conv = retail(order()).confirm(CANCEL.name, CANCEL.arguments).build()
-    closed = gate("retail", CANCEL, conv)
-    assert closed.verdict == Verdict.VERIFY
-    assert closed.rule_id is not None and closed.rule_id.startswith(GUARD_ERROR_RULE)
-    assert "retail.order_owner" in closed.reason
-    assert gate("retail", CANCEL, conv, failure_policy="open").verdict == Verdict.ALLOW
+    with CHECKS.patched("retail.order_owner", boom):
+        conv = retail(order()).confirm(CANCEL.name, CANCEL.arguments).build()
+        closed = gate("retail", CANCEL, conv)
+        assert closed.verdict == Verdict.VERIFY
+        assert closed.rule_id is not None and closed.rule_id.startswith(GUARD_ERROR_RULE)
+        assert "retail.order_owner" in closed.reason
+        assert gate("retail", CANCEL, conv, failure_policy="open").verdict == Verdict.ALLOW

@@ -121,7 +121,7 @@ def test_config_file_is_used_and_flags_override_it(tmp_path: Path):
 def test_strategies_lists_builtins():
     proc = tauguard("strategies", "--format", "json")
     names = {row["name"]: row for row in json.loads(proc.stdout)}
-    assert {"react", "refuse-writes", "block-tool"} <= set(names)
+    assert {"react", "refuse-writes", "ledger", "action-guard"} <= set(names) and "block-tool" not in names
     assert names["react"]["origin"] == "built-in"
 
 

@@ -228,7 +228,7 @@ def test_subset_and_domain_filters(hand_runs: tuple[Path, Path]) -> None:
     assert airline["results"][0]["stratified"] is False
 
 
-def test_compare_and_check_import_neither_tau2_nor_litellm(hand_runs: tuple[Path, Path], tmp_path: Path) -> None:
+def test_compare_check_show_report_import_neither_tau2_nor_litellm(hand_runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = hand_runs
     floors = tmp_path / "floors.toml"
     floors.write_text('[[floor]]\nmetric = "pass^1"\nmin = 0.1\n')
@@ -242,6 +242,7 @@ def test_compare_and_check_import_neither_tau2_nor_litellm(hand_runs: tuple[Path
             ["compare", {str(a)!r}, {str(b)!r}, "--resamples", "200"],
             ["check", {str(b)!r}, "--baseline", {str(a)!r}, "--resamples", "200", "--floors", {str(floors)!r}],
             ["show", {str(a)!r}],
+            ["report", {str(a)!r}, {str(b)!r}, "-o", {str(tmp_path / "report.html")!r}, "--resamples", "200"],
         ):
             res = runner.invoke(app, args)
             if args[0] != "show" or res.exit_code != 2:  # show may not be registered yet

@@ -46,7 +46,7 @@ def test_unknown_key_and_unreadable_file(tmp_path: Path):
         resolve_config(f, {})
     bad = tmp_path / "bad.toml"
     bad.write_text("this is = = not toml")
-    with pytest.raises(ConfigError, match="not valid TOML"):
+    with pytest.raises(ConfigError, match="invalid TOML"):
         resolve_config(bad, {})
     with pytest.raises(ConfigError, match="config file not found"):
         resolve_config(tmp_path / "missing.toml", {})

@@ -24,7 +24,8 @@ from tauguard.faults.catalog import (
 from tauguard.faults.draw import apply_plan_faults, skipped_reads
 from tauguard.faults.generators import FaultContext, generate, load_generators
 from tauguard.faults.model import FaultProfile, FaultSpec, ScheduledFault
-from tauguard.faults.profiles import PROFILES_DIR, load_profile, profile_names
+from tauguard.defaults import fault_profile
+from tauguard.faults.profiles import load_profile, profile_names
 
 DOMAINS = ("airline", "retail", "telecom")
 # Generator checks per fault in airline and retail (environment copies dominate the cost:
@@ -282,7 +283,7 @@ def test_shipped_profiles_load_by_name_and_path() -> None:
     assert {"none", "realistic"} <= set(profile_names())
     none = load_profile("none")
     assert not none.active and none.forbidden_write == 0 and all(r == 0 for r in none.rates.values())
-    realistic = load_profile(PROFILES_DIR / "realistic.toml")
+    realistic = load_profile(Path(str(fault_profile("realistic"))))
     assert realistic.active and realistic.name == "realistic"
     for name in profile_names():
         assert load_profile(name).name == name
@@ -293,7 +294,7 @@ def test_realistic_profile_says_where_each_rate_comes_from_and_what_it_is_not() 
     assert set(profile.rates) <= set(profile.sources)
     assert {"uptake", "forbidden_write"} <= set(profile.sources)
     assert "not a claim about real agents" in profile.description.lower()
-    text = (PROFILES_DIR / "realistic.toml").read_text()
+    text = fault_profile("realistic").read_text()
     assert "never a claim" in text and "ledger" in text.lower()
 
 
@@ -352,8 +353,8 @@ def test_realistic_mix_orders_missed_then_wrong_arguments_then_the_rest(domain: 
 
 
 def test_profile_files_are_plain_toml_with_the_schema_keys() -> None:
-    for path in PROFILES_DIR.glob("*.toml"):
-        with open(path, "rb") as fh:
+    for name in profile_names():
+        with fault_profile(name).open("rb") as fh:
             data = tomllib.load(fh)
         FaultProfile.model_validate(data)
-        assert data["name"] == path.stem
+        assert data["name"] == name

@@ -1,17 +1,19 @@
 """Acceptance: no false blocks on gold writes (every base task of the three domains).
 
-One replay per task gates each gold WRITE in order (``tauguard_strategies.ledger.sweep``), in two
-modes: ``gold`` (exactly the gold plan) and ``compliant`` (also performing the reads the gate
-asks for). bench/ledger_gold_sweep.py prints the same figures.
+One replay per task gates each gold WRITE in order (the core sweep, ``tauguard.probes.sweep``), in
+two modes: gold (exactly the gold plan) and compliant (``follow_reads``: also performing the reads
+the gate asks for). ``tauguard probes sweep --strategy ledger [--no-follow-reads]`` prints the
+same figures.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tauguard_strategies.ledger import LedgerSession, sweep
+from tauguard_strategies.ledger import LedgerSession
 from tauguard import tau2compat as t2
 from tauguard.guard import Verdict
+from tauguard.probes.sweep import GoldDecision, sweep_modes, verdict_counts
 from tauguard.replay import decision_points, gate_after_prefix
 
 # Gold writes tau2's own tool rejects (the gold action list holds a failing call): a REVISE or
@@ -21,49 +23,50 @@ REJECTED_BY_TAU2 = {("retail", "12", 0), ("retail", "13", 0), ("retail", "64", 0
 # Gold writes that contradict the policy text once the facts are observed (see docs/ledger.md):
 # airline 7 cancels an economy, uninsured reservation booked 2024-05-01 after upgrading it from
 # basic economy; airline 9 and 37 cancel NQNU5R whose both segments have landed; airline 29
-# changes a DTW-LGA round trip to DTW-JFK (the new route is never observed by the searches
-# the compliant mode makes, so it stays VERIFY).
+# changes a DTW-LGA round trip to DTW-JFK (the sim oracle also searches the legs of the flights
+# the call names, so the new route is observed and the change is refused; the ledger's own
+# oracle of the old strategy-local sweep searched only the old route and left it at VERIFY).
 POLICY_CONFLICTS = {
     ("airline", "7", 1): (Verdict.BLOCK, "airline.cancel_requires_basis"),
     ("airline", "9", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
     ("airline", "37", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
-    ("airline", "29", 0): (Verdict.VERIFY, "airline.same_route"),
+    ("airline", "29", 0): (Verdict.BLOCK, "airline.same_route"),
     # a gold member in economy has 3 free bags per passenger; the gold plan charges 2 of 2 bags
     ("airline", "33", 1): (Verdict.REVISE, "airline.bag_allowance"),
 }
 
 
 @pytest.fixture(scope="module")
-def records() -> dict[str, list[sweep.GateRecord]]:
-    return {domain: sweep.sweep(domain) for domain in t2.DOMAINS}
+def records() -> dict[str, list[GoldDecision]]:
+    return {domain: sweep_modes("ledger", domain, modes=(False, True)) for domain in t2.DOMAINS}
 
 
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_every_gold_write_is_gated_in_both_modes(domain: str, records: dict) -> None:
     expected = sum(1 for task in t2.load_tasks(domain, "base")
                    for action in (task.evaluation_criteria.actions or []) if t2.is_agent_write(domain, action))
-    for mode in ("gold", "compliant"):
-        assert sum(sweep.counts(records[domain], mode).values()) == expected > 0
+    for follow in (False, True):
+        assert sum(verdict_counts(r for r in records[domain] if r.follow_reads == follow).values()) == expected > 0
 
 
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_gold_mode_revises_or_blocks_only_writes_tau2_rejects(domain: str, records: dict) -> None:
     hard = {(r.domain, r.task_id, r.write_index) for r in records[domain]
-            if r.mode == "gold" and r.verdict in (Verdict.REVISE, Verdict.BLOCK)}
+            if not r.follow_reads and r.verdict in (Verdict.REVISE, Verdict.BLOCK)}
     assert hard <= REJECTED_BY_TAU2
     for r in records[domain]:
         if (r.domain, r.task_id, r.write_index) in REJECTED_BY_TAU2:
-            assert r.gold_write_failed
+            assert not r.executed
 
 
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_gold_mode_verify_names_the_missing_reads(domain: str, records: dict) -> None:
     for r in records[domain]:
-        if r.mode == "gold" and r.verdict == Verdict.VERIFY:
+        if not r.follow_reads and r.verdict == Verdict.VERIFY:
             assert r.required_reads, (r.task_id, r.write_index, r.reason)
             # Where the gold plan does read the write's target, VERIFY is about another fact:
             # the user's identity, a flight status, or the target gone stale after a write.
-            if r.gold_reads_target:
+            if r.plan_reads_target:
                 assert r.domain == "airline" and r.rule_id in (
                     "airline.reservation_owner", "airline.booking_user", "airline.compensation_facts",
                     "airline.cancel_not_flown", "airline.cancel_requires_basis"), (r.task_id, r.reason)
@@ -72,7 +75,7 @@ def test_gold_mode_verify_names_the_missing_reads(domain: str, records: dict) ->
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_compliant_mode_allows_every_gold_write_but_known_conflicts(domain: str, records: dict) -> None:
     others = {(r.domain, r.task_id, r.write_index): (r.verdict, r.rule_id) for r in records[domain]
-              if r.mode == "compliant" and r.verdict != Verdict.ALLOW}
+              if r.follow_reads and r.verdict != Verdict.ALLOW}
     expected = {k: v for k, v in POLICY_CONFLICTS.items() if k[0] == domain}
     rejected = {k for k in others if k in REJECTED_BY_TAU2}
     assert {k: v for k, v in others.items() if k not in rejected} == expected
@@ -83,7 +86,7 @@ def test_sweep_has_no_skipped_predicates(records: dict) -> None:
     # A predicate that crashes on a gold call would be skipped silently by the gate.
     for domain in t2.DOMAINS:
         for r in records[domain]:
-            assert r.skipped == 0, (r.task_id, r.write_index, r.tool)
+            assert not r.evidence.get("skipped"), (r.task_id, r.write_index, r.tool)
 
 
 # Several writes per task, so earlier writes' staleness and history matter.
@@ -100,6 +103,6 @@ def test_incremental_sweep_equals_gate_after_prefix(domain: str, task_id: str, r
     for point in decision_points(domain, task):  # a fresh session and a full replay per write
         decision, _ = gate_after_prefix(LedgerSession(domain, agent_types), domain, task, point.prefix, point.call)
         slow.append((point.write_index, decision.verdict, decision.rule_id))
-    fast = [(r.write_index, r.verdict, r.rule_id) for r in records[domain] if r.task_id == task_id and r.mode == "gold"]
+    fast = [(r.write_index, r.verdict, r.rule_id) for r in records[domain] if r.task_id == task_id and not r.follow_reads]
     assert slow and slow == fast
 

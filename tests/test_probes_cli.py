@@ -88,3 +88,40 @@ def test_eval_errors_are_one_line(tmp_path: Path, probe_file: Path) -> None:
         runner.invoke(app, ["probes", "eval", "--strategy", "react", "--probes", str(probe_file), "--strategy-option", "novalue"]),
         "KEY=VALUE",
     )
+
+
+# --- probes sweep ------------------------------------------------------------------------
+
+
+def test_sweep_lists_held_gold_writes_with_and_without_the_requested_reads() -> None:
+    base = ["probes", "sweep", "--strategy", "ledger", "--domain", "airline", "--task-ids", "7,9", "--format", "json"]
+    followed = json.loads(runner.invoke(app, base).stdout)
+    assert followed["follow_reads"] is True and followed["note"].startswith("SIMULATION")
+    counts = followed["counts"][0]
+    assert (counts["domain"], counts["tasks"], counts["writes"]) == ("airline", 2, 4)
+    assert sum(counts[v] for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK")) == 4
+    held = {(d["task_id"], d["write_index"], d["verdict"], d["rule_id"]) for d in followed["decisions"] if d["verdict"] != "ALLOW"}
+    # airline 7 and 9: gold writes that contradict the policy once the facts are read
+    assert held == {("7", 1, "BLOCK", "airline.cancel_requires_basis"), ("9", 0, "BLOCK", "airline.cancel_not_flown")}
+    plain = json.loads(runner.invoke(app, [*base, "--no-follow-reads"]).stdout)
+    assert plain["follow_reads"] is False
+    assert {d["verdict"] for d in plain["decisions"]} == {"VERIFY"}  # the bare gold plans lack the reads
+    assert all(d["reads_done"] == 0 for d in plain["decisions"])
+    table = runner.invoke(app, ["probes", "sweep", "-s", "action-guard", "-d", "airline", "--task-ids", "9", "--plain"])
+    assert table.exit_code == 0, table.stderr
+    assert "SIMULATION" in table.stdout and "BLOCK" in table.stdout and "held gold writes" in table.stdout
+    assert "[1/1] airline/9" in table.stderr  # plain progress
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--strategy", "nope"], ["unknown strategy 'nope'"]),
+        (["--strategy", "ledger", "--domain", "air"], ["unknown domain 'air'", "airline"]),
+        (["--strategy", "ledger", "--split", "dev", "--domain", "airline"], ["unknown split 'dev'"]),
+        (["--strategy", "ledger", "--domain", "airline", "--task-ids", "999"], ["unknown task id(s) 999"]),
+        (["--strategy", "ledger", "--task-ids", "1"], ["--task-ids needs a single --domain"]),
+    ],
+)
+def test_sweep_bad_input_is_one_error_line(args: list[str], fragments: list[str]) -> None:
+    _one_line_error(runner.invoke(app, ["probes", "sweep", *args]), *fragments)

@@ -39,15 +39,5 @@ def verify_compiled(
             result = CHECKS[item.check](ctx)
         except Exception as exc:  # noqa: BLE001 -- a faulty check is a guard failure, not a crash of the run
             return VerifierResult(backend="compiled", outcomes=outcomes, failure=f"check {item.check} raised {exc!r}")
-        outcomes.append(
-            ItemOutcome(
-                id=item.id,
-                kind=item.kind,
-                status=result.status,
-                detail=result.detail,
-                evidence=result.evidence,
-                revised_arguments=result.revised_arguments,
-                suggested_reads=result.suggested_reads,
-            )
-        )
+        outcomes.append(result.model_copy(update={"id": item.id, "kind": item.kind}))
     return VerifierResult(backend="compiled", outcomes=outcomes)

@@ -1,4 +1,4 @@
-"""Options of the action-guard strategy (``--strategy-opt`` / SessionContext.options)."""
+"""Options of the action-guard strategy (``--strategy-option KEY=VALUE``)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,26 @@ DEFAULT_MAX_BLOCKS = 5
 
 
 class ActionGuardOptions(BaseModel):
-    """Strategy options; unknown keys are ignored (they may belong to the runner)."""
+    """Strategy options; an unknown key is an error naming the allowed ones."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["auto", "compiled", "llm"] = "auto"  # auto: llm when --guard-llm is set
-    failure_policy: Literal["closed", "open"] = "closed"
-    # "allow": hold a call only on contradicting evidence, never for missing evidence
-    # (a lenient, ToolGuard-like mode; the default verifies missing reads and asks).
-    on_missing: Literal["verify", "allow"] = "verify"
-    max_blocks_per_tool: int = Field(default=DEFAULT_MAX_BLOCKS, ge=1)
-    skip_items: list[str] = Field(default_factory=list)  # fnmatch patterns of item ids
+    backend: Literal["auto", "compiled", "llm"] = Field(
+        default="auto", description="who verifies the checklist; auto: the LLM verifier when --guard-llm is set"
+    )
+    failure_policy: Literal["closed", "open"] = Field(
+        default="closed", description="when the verifier fails: closed holds the call (VERIFY), open allows it"
+    )
+    on_missing: Literal["verify", "allow"] = Field(
+        default="verify",
+        description="allow: hold a call only on contradicting evidence, never for missing evidence (ToolGuard-like)",
+    )
+    max_blocks_per_tool: int = Field(
+        default=DEFAULT_MAX_BLOCKS, ge=1, description="held calls of one tool before the agent is told to transfer"
+    )
+    skip_items: list[str] = Field(
+        default_factory=list, description="fnmatch patterns of checklist item ids not to check (comma-separated)"
+    )
 
     @field_validator("skip_items", mode="before")
     @classmethod

@@ -15,13 +15,13 @@ without a check are judged only by the LLM verifier.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tauguard.datafiles import load_toml
 from tauguard.guard import Verdict
 
 CHECKLIST_DIR = Path(__file__).parent / "checklists"
@@ -105,8 +105,7 @@ class Checklist(BaseModel):
 
 def load_checklist(path: Path) -> Checklist:
     """Parse and validate one checklist file; its folder and file name must match it."""
-    with path.open("rb") as fh:
-        checklist = Checklist.model_validate(tomllib.load(fh))
+    checklist = load_toml(path, Checklist)
     if checklist.domain != path.parent.name or checklist.tool != path.stem:
         raise ValueError(f"{path}: declares {checklist.domain}/{checklist.tool}, file says {path.parent.name}/{path.stem}")
     return checklist

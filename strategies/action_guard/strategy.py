@@ -8,16 +8,11 @@ from tauguard.guard import GuardSession, SessionContext, Strategy
 
 
 class ActionGuardStrategy(Strategy):
-    """Per-tool checklist verified before each WRITE (LLM verifier with --guard-llm, else compiled checks)."""
+    """PolicyGuard/ToolGuard style: per-tool checklist verified before each WRITE (LLM verifier with --guard-llm, else compiled checks)."""
 
-    name = "action-guard"
-    description = (
-        "PolicyGuard/ToolGuard style: per-tool checklist verified before each WRITE "
-        "(LLM verifier with --guard-llm, else compiled checks)."
-    )
-    hooks = ("before_write",)
+    options_model = ActionGuardOptions
+    session_class = ActionGuardSession
+    options: ActionGuardOptions
 
     def new_session(self, context: SessionContext) -> GuardSession:
-        # Strategy options (from the command line) override the run's context options.
-        options = ActionGuardOptions.model_validate({**context.options, **self.options})
-        return ActionGuardSession(context, options)
+        return ActionGuardSession(context, self.options)

@@ -7,8 +7,8 @@ extra model call. Public API:
 
 - :class:`LedgerStrategy` (registered as ``ledger``) and :class:`LedgerSession`;
 - :func:`gate.evaluate` (the gate), :func:`render.render`, :func:`update.absorb`;
-- :mod:`clauses` (the cited policy clauses), :mod:`predicates` (the checks), :mod:`sweep`
-  (the gold-plan no-false-block sweep).
+- :mod:`clauses` (the cited policy clauses), :mod:`predicates` (the checks). The gold-plan
+  no-false-block sweep is core's, for every strategy: ``tauguard probes sweep --strategy ledger``.
 """
 
 from __future__ import annotations

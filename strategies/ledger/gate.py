@@ -1,10 +1,11 @@
 """The policy gate: every predicate of the proposed WRITE, combined into one GuardDecision.
 
-The most severe finding decides (BLOCK > REVISE > VERIFY; ties go to the first predicate in
-registration order). The decision names the clause (rule_id, and the verbatim clause text in
-the reason), the ledger values it used (evidence), and what would make the call compliant
-(remediation; for VERIFY the reads, also as ``evidence["required_reads"]``; for REVISE the
-compliant arguments in ``revised_arguments`` when they are determined).
+The predicates' findings are combined by :func:`tauguard.guard.combine` (the most severe
+decides; ties go to the first predicate in registration order). What is the ledger's own:
+a missing or stale fact becomes a VERIFY naming the read that observes it, a predicate
+that cannot read the call's arguments is skipped (left to the tool's own validation), the
+reason quotes the deciding clause verbatim, and the evidence holds the ledger values the
+deciding predicate used (``ledger``) and the clauses checked or not observable.
 """
 
 from __future__ import annotations
@@ -13,22 +14,21 @@ from typing import Any
 
 from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.ledger import LedgerBase
-from tauguard_strategies.ledger.predicates import Finding, GateContext, NeedFact, for_tool
-from tauguard_strategies.ledger.readmap import DomainMap, ReadHint
+from tauguard_strategies.ledger.predicates import GateContext, NeedFact, for_tool
+from tauguard_strategies.ledger.readmap import DomainMap
 from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardDecision, ReadRequest, Verdict
+from tauguard.guard import GuardDecision, RuleFinding, Verdict, combine, held
 
-SEVERITY = {Verdict.VERIFY: 1, Verdict.REVISE: 2, Verdict.BLOCK: 3}
 # A predicate that cannot read the call's arguments leaves them to the tool's own validation.
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-def _need_finding(need: NeedFact) -> Finding:
+def _need_finding(need: NeedFact) -> RuleFinding:
     state = "not observed" if need.fact.state == "missing" else "stale (changed by a write since it was read)"
     hints = [need.hint] if need.hint is not None else []
     how = need.hint.describe() if need.hint is not None else f"a read tool that returns {need.fact.path}"
-    return Finding(verdict=Verdict.VERIFY, detail=f"{need.fact.path} is {state}",
-                   remediation=f"read first: {how}", required_reads=hints)
+    return RuleFinding(verdict=Verdict.VERIFY, detail=f"{need.fact.path} is {state}",
+                       remediation=f"read first: {how}", required_reads=hints)
 
 
 def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallView) -> GuardDecision:
@@ -41,7 +41,8 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
                              evidence={"checked": [], "not_observable": not_observable})
     checked: list[str] = []
     skipped: list[dict[str, str]] = []
-    found: list[tuple[str, Finding, dict[str, Any]]] = []
+    found: list[RuleFinding] = []
+    used: list[dict[str, Any]] = []  # the ledger values each finding's predicate read
     facts: dict[str, Any] = {}
     for pred in predicates:
         ctx = GateContext(call=call, ledger=ledger, dmap=dmap)
@@ -56,35 +57,19 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
         if finding is None:
             checked.append(pred.rule_id)
         else:
-            found.append((pred.rule_id, finding, ctx.facts))
+            found.append(finding.model_copy(update={"rule_id": pred.rule_id}))
+            used.append(ctx.facts)
     evidence: dict[str, Any] = {"checked": checked, "not_observable": not_observable}
     if skipped:
         evidence["skipped"] = skipped
-    if not found:
-        evidence["ledger"] = facts
-        reason = "ledger predicates hold: " + (", ".join(checked) or "(none)")
-        if skipped:
-            reason += "; not checked (arguments unreadable, left to the tool): " + ", ".join(s["rule_id"] for s in skipped)
-        return GuardDecision(verdict=Verdict.ALLOW, reason=reason, evidence=evidence)
-    rule_id, primary, primary_facts = max(found, key=lambda f: SEVERITY[f[1].verdict])  # max keeps the first of ties
-    evidence["ledger"] = primary_facts
-    evidence["findings"] = [{"rule_id": r, "verdict": f.verdict.value, "detail": f.detail} for r, f, _ in found]
-    remediation = primary.remediation
-    reads: list[ReadHint] = []
-    if primary.verdict == Verdict.VERIFY:
-        for _, f, _ in found:
-            reads += [h for h in f.required_reads if h not in reads]
-        evidence["required_reads"] = [h.model_dump() for h in reads]
-        extra = [h.describe() for h in reads if h not in primary.required_reads]
-        if extra:
-            remediation += "; also read: " + ", ".join(extra)
-    clause = book.get(rule_id)
-    return GuardDecision(
-        verdict=primary.verdict,
-        rule_id=rule_id,
-        reason=f'Policy ({book.source.rsplit("/", 1)[-1]}): "{clause.text.strip()}" Ledger: {primary.detail}.',
-        remediation=remediation,
-        evidence=evidence,
-        revised_arguments=primary.revised_arguments if primary.verdict == Verdict.REVISE else None,
-        required_reads=[ReadRequest(**h.model_dump()) for h in reads],
-    )
+    holding = held(found)
+    evidence["ledger"] = next(u for f, u in zip(found, used) if f is holding[0]) if holding else facts
+    reason = "ledger predicates hold: " + (", ".join(checked) or "(none)")
+    if skipped:
+        reason += "; not checked (arguments unreadable, left to the tool): " + ", ".join(s["rule_id"] for s in skipped)
+    decision = combine(found, allow_reason=reason, evidence=evidence)
+    if holding:
+        clause = book.get(holding[0].rule_id)
+        source = book.source.rsplit("/", 1)[-1]
+        decision.reason = f'Policy ({source}): "{clause.text.strip()}" Ledger: {holding[0].detail}.'
+    return decision

@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard_strategies.ledger.schemas import LEDGER_TYPES
 from tauguard_strategies.ledger.session import LedgerSession
 from tauguard.guard import GuardSession, SessionContext, Strategy
 
 
-def _flag(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("0", "false", "no", "off")
-    return bool(value)
+class LedgerOptions(BaseModel):
+    """Options of the ledger strategy (``--strategy-option KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    render: bool = Field(
+        default=True,
+        description="put the rendered ledger into an LLM agent's prompt; false keeps only the gate (an ablation)",
+    )
 
 
 class LedgerStrategy(Strategy):
-    """LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call).
+    """LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call)."""
 
-    Options: ``render`` (default true) puts the rendered ledger into an LLM agent's prompt;
-    ``render=false`` keeps only the gate (an ablation).
-    """
-
-    name = "ledger"
-    description = "LedgerAgent: typed ledger of read results + deterministic predicates gating writes (no LLM call)."
-    hooks = ("before_write", "after_tool", "render_context")
+    options_model = LedgerOptions
+    session_class = LedgerSession
+    options: LedgerOptions
 
     def new_session(self, context: SessionContext) -> GuardSession:
         if context.domain not in LEDGER_TYPES:
             raise ValueError(f"the ledger strategy supports {', '.join(LEDGER_TYPES)}; not '{context.domain}'")
-        return LedgerSession(context.domain, context.tool_types, render_ledger=_flag(self.options.get("render", True)))
+        return LedgerSession(context.domain, context.tool_types, render_ledger=self.options.render)

@@ -52,6 +52,8 @@ def faults(
         return
     from tabulate import tabulate
 
+    from tauguard.faults.profiles import profile_names
+
     markdown = fmt == OutputFormat.markdown
     shown = []
     for row in rows:
@@ -75,5 +77,7 @@ def faults(
     typer.echo("")
     typer.echo(
         "Plus one policy-violation temptation per PV task where a forbidden write exists "
-        "(tauguard/faults/temptations/<domain>.toml); rates per fault live in configs/faults/."
+        "(tauguard/faults/temptations/<domain>.toml); rates per fault live in fault profiles: "
+        f"{', '.join(profile_names())} (packaged in tauguard/defaults/faults/; `tauguard run --faults NAME` "
+        "or a path to your own TOML file)."
     )

@@ -3,11 +3,15 @@ so `tauguard --help` and every command's `--help` stay fast (no tau2, no litellm
 
 from __future__ import annotations
 
+import functools
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
-from tauguard.cli.common import quiet_environment
+from tauguard.cli.common import fail, quiet_environment
+from tauguard.errors import TauguardInputError
 
 quiet_environment()
 
@@ -36,18 +40,40 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.strategies", "strategies", "strategies"),
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
+    ("tauguard.cli.report", "report", "report"),
     ("tauguard.cli.faults", "faults", "faults"),
     ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
+    ("tauguard.cli.import_", "import_", "import"),
+    ("tauguard.cli.audit", "audit", "audit"),
 ]
+
+def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Every command's user-facing errors (TauguardInputError) become one `error:` line, exit 2.
+
+    This is the one place they are caught: in-process callers of ``app`` (tests) get the same
+    exit code and message as the console script.
+    """
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except TauguardInputError as exc:
+            fail(exc.first_line())
+
+    return run
+
 
 for _module, _attr, _name in _COMMANDS:
     _mod = importlib.import_module(_module)
     _obj = getattr(_mod, _attr)
     if isinstance(_obj, typer.Typer):
+        for _info in _obj.registered_commands:
+            _info.callback = _user_errors(_info.callback) if _info.callback else None
         app.add_typer(_obj, name=_name)
     else:
-        app.command(_name)(_obj)
+        app.command(_name)(_user_errors(_obj))
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:
@@ -62,11 +88,14 @@ def _click_error_types() -> tuple[type[BaseException], ...]:
 
 
 def main() -> None:
-    """Console entry point: click's usage errors become one `error:` line (exit 2)."""
+    """Console entry point: click's usage errors and user input errors become one `error:` line (exit 2)."""
     import sys
 
     try:
         code = app(standalone_mode=False)
+    except TauguardInputError as exc:  # raised outside a command body (e.g. while parsing)
+        typer.echo(f"error: {exc.first_line()}", err=True)
+        sys.exit(2)
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(130)

@@ -1,4 +1,4 @@
-"""`tauguard probes build|eval`: the gate probe benchmark (pre-action decision states)."""
+"""`tauguard probes build|eval|sweep`: the gate probe benchmark (pre-action decision states) and the gold sweep."""
 
 from __future__ import annotations
 
@@ -29,36 +29,54 @@ def _progress(enabled: bool) -> Any:
 
 @app.command("build")
 def build(
-    domain: str = typer.Option(..., "--domain", "-d", help="airline, retail or telecom."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: train, test or base."),
     output: Path = typer.Option(..., "--output", "-o", help="The JSONL file to write."),
     task: Optional[list[str]] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="Format of the counts: table, json or markdown."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each task id as it is built."),
+    from_run: Optional[Path] = typer.Option(
+        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`)."
+    ),
 ) -> None:
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
-    variants (refuse / verify) and the task's policy-violation temptation (refuse)."""
+    variants (refuse / verify) and the task's policy-violation temptation (refuse). With
+    --from-run: one probe per recorded agent write, labelled from its outcome class."""
     from tauguard import tau2compat as t2
-    from tauguard.probes.build import build_probes
+    from tauguard.probes.build import build_probes, build_probes_from_run
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
 
-    if domain not in t2.DOMAINS:
-        fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
-    splits = t2.task_splits(domain)
-    if split not in splits:
-        fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
-    try:
-        probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
-    except ValueError as exc:
-        fail(str(exc))
+    if from_run is not None:
+        from tauguard.store import RunLoadError
+
+        if domain is not None or task:
+            fail("--from-run takes the run's own domain and tasks; drop --domain/--task")
+        try:
+            probes = build_probes_from_run(str(from_run), progress=_progress(verbose))
+        except RunLoadError as exc:
+            fail(str(exc))
+        what = f"recorded writes of {from_run}"
+    else:
+        if domain is None:
+            fail("give --domain (airline, retail or telecom) or --from-run RUN")
+        if domain not in t2.DOMAINS:
+            fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
+        splits = t2.task_splits(domain)
+        if split not in splits:
+            fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
+        try:
+            probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
+        except ValueError as exc:
+            fail(str(exc))
+        what = f"{domain}/{split}"
     try:
         write_probes(output, probes)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
     typer.echo(render_counts(probes, fmt.value))
     if fmt != OutputFormat.json:
-        typer.echo(f"{len(probes)} probes ({domain}/{split}) written to {output}")
+        typer.echo(f"{len(probes)} probes ({what}) written to {output}")
 
 
 @app.command("eval")
@@ -75,19 +93,12 @@ def eval_(
     confusion matrix, per-class precision/recall/F1, macro-F1, the false-block rate on allow
     probes and how many prefixes did not reproduce."""
     from tauguard.probes.evaluate import check_probes, evaluate_probes
-    from tauguard.probes.model import ProbeFileError, read_probes
+    from tauguard.probes.model import read_probes
     from tauguard.probes.render import render_report
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.registry import validated_options
 
-    options = parse_strategy_options(strategy_option)
-    try:
-        get_strategy_class(strategy)
-    except UnknownStrategyError as exc:
-        fail(str(exc))
-    try:
-        items = read_probes(probes)
-    except ProbeFileError as exc:
-        fail(str(exc))
+    options = validated_options(strategy, parse_strategy_options(strategy_option))  # errors: exit 2 in main
+    items = read_probes(probes)  # ProbeFileError: one line, exit 2 (tauguard.cli.main)
     ticker = None
     if progress:
 
@@ -102,3 +113,78 @@ def eval_(
         fail(str(exc))
     report = evaluate_probes(strategy, items, options, progress=ticker)
     typer.echo(render_report(report, fmt.value))
+
+
+class _SweepProgress:
+    """Progress of a sweep on stderr: one updating line on a terminal, about 50 plain lines otherwise."""
+
+    def __init__(self, plain: bool) -> None:
+        self.plain = plain
+
+    def __call__(self, domain: str, task_id: str, done: int, total: int) -> None:
+        if not self.plain:
+            end = "\n" if done == total else "\r"
+            sys.stderr.write(f"  {domain}: {done}/{total} tasks{end}")
+            sys.stderr.flush()
+            return
+        every = max(1, total // 50)
+        if done % every == 0 or done == total:
+            typer.echo(f"  [{done}/{total}] {domain}/{task_id}", err=True)
+
+
+@app.command("sweep")
+def sweep_(
+    strategy: str = typer.Option(..., "--strategy", "-s", help="Strategy name (see `tauguard strategies`)."),
+    strategy_option: Optional[list[str]] = typer.Option(
+        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."
+    ),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
+    split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: base, train or test."),
+    follow_reads: bool = typer.Option(
+        True, "--follow-reads/--no-follow-reads",
+        help="Perform the reads a VERIFY asks for and gate again, as a compliant agent would (the headline figure).",
+    ),
+    task_ids: Optional[list[str]] = typer.Option(None, "--task-ids", help="Only these task ids (one --domain; repeatable or comma-separated)."),
+    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="Only the first N tasks of the split per domain."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    plain: bool = typer.Option(False, "--plain", help="Plain progress lines instead of one updating line."),
+) -> None:
+    """Replay every gold write of a split through a strategy's gate (one replay per task) and
+    report ALLOW / VERIFY / REVISE / BLOCK per domain with the held writes listed."""
+    from tauguard import tau2compat as t2
+    from tauguard.probes.sweep import sweep
+    from tauguard.probes.sweep_report import build_report, render_sweep
+    from tauguard.registry import create_strategy
+
+    options = parse_strategy_options(strategy_option)
+    domains = [d for item in (domain or list(t2.DOMAINS)) for d in item.split(",") if d]
+    unknown = [d for d in domains if d not in t2.DOMAINS]
+    if unknown:
+        fail(f"unknown domain '{unknown[0]}'; allowed: {', '.join(t2.DOMAINS)}")
+    ids = [t for item in (task_ids or []) for t in item.split(",") if t] or None
+    if ids and len(domains) != 1:
+        fail("--task-ids needs a single --domain (task ids are per domain)")
+    try:
+        instance = create_strategy(strategy, options)
+    except ValueError as exc:  # unknown strategy or invalid options
+        fail(str(exc))
+    selected: dict[str, list[str]] = {}
+    for name in domains:
+        splits = t2.task_splits(name)
+        if split not in splits:
+            fail(f"unknown split '{split}' for {name}; allowed: {', '.join(splits)}")
+        all_ids = [t.id for t in t2.load_tasks(name, split)]
+        missing = [t for t in ids or [] if t not in all_ids]
+        if missing:
+            fail(f"unknown task id(s) {', '.join(missing)} for {name}/{split}")
+        chosen = [t for t in all_ids if ids is None or t in ids]
+        selected[name] = chosen[:num_tasks] if num_tasks is not None else chosen
+    ticker = _SweepProgress(plain or not is_tty())
+    results = {
+        name: sweep(
+            instance, name, split, follow_reads, options=options, task_ids=chosen,
+            progress=lambda task_id, done, total, name=name: ticker(name, task_id, done, total),
+        )
+        for name, chosen in selected.items()
+    }
+    typer.echo(render_sweep(build_report(strategy, options, split, follow_reads, results), fmt.value))

@@ -54,7 +54,7 @@ def run(
         None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\'.'
     ),
     strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."),
-    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: a name in configs/faults/ or a TOML path."),
+    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path."),
     attack: Optional[str] = typer.Option(None, "--attack", help="Adversarial user tactic: insist, emotional, false-premise, authority, planner (docs/attacks.md)."),
     attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation (default) or a named set (craft-airline)."),
     attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only)."),

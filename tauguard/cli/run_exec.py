@@ -33,12 +33,10 @@ def _load_profile(name: str) -> dict[str, Any]:
 
 
 def _check_strategy(config: RunConfig) -> None:
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.registry import create_strategy
 
-    try:
-        get_strategy_class(config.strategy)
-    except UnknownStrategyError as exc:
-        fail(str(exc))
+    # Unknown names, bad options and options that do not fit the domains: one line, exit 2.
+    create_strategy(config.strategy, config.strategy_options).check_domains(config.domains)
 
 
 def _resume_config(run_dir: Path, overrides: dict[str, Any]) -> tuple[RunConfig, Manifest]:

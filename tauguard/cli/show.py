@@ -27,9 +27,11 @@ def render(summary: "RunSummary", fmt: str) -> str:
     s = summary
     lines = []
     if s.simulated:
-        from tauguard.summary import SIM_NOTE
+        from tauguard.records import SIMULATION_NOTE as SIM_NOTE
 
         lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
+    if s.source_note:
+        lines.append(("> " + s.source_note) if fmt == "markdown" else s.source_note)
     lines.append(
         f"run {s.run_id} [{s.status}]  strategy={s.strategy}  domains={','.join(s.domains)}/{s.split}  "
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")

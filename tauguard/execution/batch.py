@@ -17,19 +17,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from tauguard.config import SIM, RunConfig
-from tauguard.records import Manifest, TrialRecord
+from tauguard.errors import TauguardInputError
+from tauguard.records import SIMULATION_NOTE, Manifest, TrialRecord
 from tauguard.store import RecordWriter, completed_keys, write_manifest
 from tauguard.execution.plan import UnitSpec
 from tauguard.attacks.runtime import attack_spec
 
 
-SIM_MANIFEST_NOTE = (
-    "SIMULATION: this run used the built-in sim model (agent and/or user); "
-    "its numbers are not findings about real LLMs."
-)
-
-
-class PlanError(ValueError):
+class PlanError(TauguardInputError):
     """The run cannot be planned (bad task id, split, strategy...); one line for the user."""
 
 
@@ -90,12 +85,15 @@ def git_commit() -> str | None:
 
 
 def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], profile: dict[str, Any]) -> Manifest:
-    """The manifest of a new run (secrets redacted)."""
+    """The manifest of a new run (secrets redacted; strategy options validated, defaults filled in)."""
+    from tauguard.registry import validated_options
+
+    config = config.model_copy(update={"strategy_options": validated_options(config.strategy, config.strategy_options)})
     redacted = config.redacted()
     stamp = now_iso()
     return Manifest(
         run_id=run_id, created_at=stamp, updated_at=stamp, simulated=config.simulated,
-        note=SIM_MANIFEST_NOTE if config.simulated else None,
+        note=SIMULATION_NOTE if config.simulated else None,
         strategy=config.strategy, strategy_options=config.strategy_options, domains=config.domains,
         split=config.split, task_ids=tasks, trials=config.trials, agent_llm=config.agent_llm,
         user_llm=config.user_llm, guard_llm=config.guard_llm, llm_args=redacted["llm_args"], seed=config.seed,

@@ -135,7 +135,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         agent_types, _ = t2.tool_types(spec.domain)
         strategy = _strategy(spec.strategy, json.dumps(spec.strategy_options, sort_keys=True))
         session = strategy.new_session(
-            session_context(spec.domain, task.id, spec.strategy_options, spec.guard_llm, spec.llm_args.get("guard", {}))
+            session_context(spec.domain, task.id, guard_llm=spec.guard_llm, guard_llm_args=spec.llm_args.get("guard", {}))
         )
         from tauguard.attacks.runtime import unit_target
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from tauguard.datafiles import load_toml
 from tauguard.faults.model import FaultSpec, NoTemptation, Temptation
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
@@ -28,8 +28,7 @@ class _TemptationFile(BaseModel):
 
 def load_catalog_file(path: Path) -> list[FaultSpec]:
     """Parse and validate one catalog file."""
-    with open(path, "rb") as fh:
-        return _CatalogFile.model_validate(tomllib.load(fh)).fault
+    return load_toml(path, _CatalogFile).fault
 
 
 @lru_cache(maxsize=1)
@@ -57,8 +56,7 @@ def load_temptation_file(path: Path) -> tuple[str, list[Temptation]]:
 
 
 def _parse_temptation_file(path: Path) -> _TemptationFile:
-    with open(path, "rb") as fh:
-        parsed = _TemptationFile.model_validate(tomllib.load(fh))
+    parsed = load_toml(path, _TemptationFile)
     ids = [t.task_id for t in parsed.temptation] + [n.task_id for n in parsed.no_temptation]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

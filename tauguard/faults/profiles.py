@@ -1,4 +1,5 @@
-"""Named fault profiles: ``configs/faults/<name>.toml`` validated against the catalog.
+"""Named fault profiles: packaged ``tauguard/defaults/faults/<name>.toml`` or a TOML path,
+validated against the catalog.
 
 A profile is a simulation parameter (the sim agent's mistake mix), never a claim about how
 often real agents make mistakes.
@@ -6,47 +7,50 @@ often real agents make mistakes.
 
 from __future__ import annotations
 
-import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-import tauguard
+from tauguard.datafiles import DataFileError, load_toml
+from tauguard.defaults import fault_profile, fault_profile_names
+from tauguard.errors import TauguardInputError
 from tauguard.faults.catalog import faults_by_id
 from tauguard.faults.model import FaultProfile
 
-PROFILES_DIR = Path(tauguard.__file__).parent.parent / "configs" / "faults"
+
+class FaultProfileError(TauguardInputError):
+    """An unknown profile name, an unreadable profile file or a rate on an unknown fault."""
 
 
 def profile_names() -> list[str]:
-    """The names of the profiles shipped in ``configs/faults``."""
-    return sorted(p.stem for p in PROFILES_DIR.glob("*.toml"))
+    """The names of the packaged profiles (``tauguard/defaults/faults``)."""
+    return fault_profile_names()
 
 
-def _resolve(name_or_path: str | Path) -> Path:
-    text = str(name_or_path)
+def _resolve(name_or_path: str | Path | Traversable) -> Path | Traversable:
+    if not isinstance(name_or_path, str):
+        return name_or_path
+    text = name_or_path
     if text.endswith(".toml") or "/" in text or "\\" in text:
-        path = Path(text)
-        if not path.is_file():
-            raise ValueError(f"fault profile file not found: {path}")
-        return path
-    path = PROFILES_DIR / f"{text}.toml"
-    if not path.is_file():
-        allowed = ", ".join(profile_names()) or "(none found)"
-        raise ValueError(f"unknown fault profile '{text}'; allowed: {allowed} (or a path to a .toml file)")
-    return path
+        return Path(text)
+    resource = fault_profile(text)
+    if resource is None:
+        allowed = ", ".join(profile_names())
+        raise FaultProfileError(f"unknown fault profile '{text}'; allowed: {allowed} (or a path to a .toml file)")
+    return resource
 
 
-def load_profile(name_or_path: str | Path) -> FaultProfile:
-    """Load a profile by name (``configs/faults/<name>.toml``) or from a TOML file path.
+def load_profile(name_or_path: str | Path | Traversable) -> FaultProfile:
+    """Load a packaged profile by name or a profile file by path.
 
-    Raises ValueError for an unknown name, an invalid file, or a rate on an unknown fault id.
+    Raises FaultProfileError (a ValueError) for an unknown name, an unreadable or invalid
+    file, or a rate on an unknown fault id.
     """
     path = _resolve(name_or_path)
     try:
-        with open(path, "rb") as fh:
-            profile = FaultProfile.model_validate(tomllib.load(fh))
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        raise ValueError(f"invalid fault profile {path}: {exc}") from exc
+        profile = load_toml(path, FaultProfile)
+    except DataFileError as exc:
+        raise FaultProfileError(f"fault profile {exc}") from None
     unknown = sorted(set(profile.rates) - set(faults_by_id()))
     if unknown:
-        raise ValueError(f"fault profile {path} sets rates for unknown faults: {', '.join(unknown)}")
+        raise FaultProfileError(f"fault profile {path} sets rates for unknown faults: {', '.join(unknown)}")
     return profile

@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent
-from tauguard.guard import Verdict
+from tauguard.guard import GuardDecision, Verdict
 from tauguard.probes.build import ReplayCache
+from tauguard.probes.follow_reads import gate_after_reads
 from tauguard.probes.model import LABELS, Probe
 from tauguard.registry import create_strategy
 from tauguard.replay import agent_view, assemble, feed_session, replay_events, session_context
@@ -45,6 +46,7 @@ class ProbeOutcome(BaseModel):
     reason: str = ""
     fault_id: str | None = None
     fault_class: str | None = None
+    label_source: str | None = None  # e.g. "outcome:off_gold_failed" for probes of recorded writes
     reproduced: bool = True  # the prefix replayed with exactly the expected tool errors
     replay_errors: list[str] = Field(default_factory=list)
     # The label after an agent performs the reads a VERIFY asked for and the call is gated
@@ -149,7 +151,7 @@ def gate_probe(
     """
     conversation, failures = (memo or ReplayMemo()).replay(probe.domain, task, probe.prefix)
     after: str | None = None
-    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
+    session = strategy.new_session(session_context(probe.domain, probe.task_id))
     if session is None:
         predicted, verdict, rule_id, reason = "allow", None, None, ""
     else:
@@ -171,39 +173,23 @@ def gate_probe(
         reason=reason,
         fault_id=probe.fault_id,
         fault_class=probe.fault_class,
+        label_source=probe.label_source,
         reproduced=failures == expected,
         replay_errors=failures,
         predicted_after_reads=after,
     )
 
 
-MAX_READ_ROUNDS = 2
+def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: GuardDecision) -> str:
+    """The label after an agent does the reads the VERIFY names and proposes the call again.
 
-
-def _after_reads(strategy: Any, probe: Probe, task: t2.Task, options: dict[str, Any], decision: Any) -> str:
-    """Gate again after performing the reads the VERIFY names (arguments an agent would
-    supply come from the task database, as the sim agent's do)."""
-    from tauguard.replay import call_tool
-    from tauguard.sim.oracle import dedupe, reads_for
-
+    The memoized replay has no environment, so the prefix is replayed once more here.
+    """
     replay = replay_events(probe.domain, task, probe.prefix)
-    env, conversation = replay.environment, replay.conversation
-    session = strategy.new_session(session_context(probe.domain, probe.task_id, options))
-    feed_session(session, conversation)
-    for round_ in range(MAX_READ_ROUNDS):
-        reads = dedupe([r for q in decision.required_reads for r in reads_for(probe.domain, env.tools.db, probe.call, q)])
-        if not reads:
-            break
-        for i, read in enumerate(reads):
-            call = read.model_copy(update={"id": f"probe-read-{round_}-{i}"})
-            conversation.add(ConversationEvent(kind="agent_tool_call", tool_call=call))
-            result = call_tool(env, call)
-            conversation.add(result)
-            session.after_tool(result, agent_view(conversation))
-        decision = session.before_write(probe.call, agent_view(conversation))
-        if decision.verdict != Verdict.VERIFY or not decision.required_reads:
-            break
-    return VERDICT_LABEL[decision.verdict]
+    session = strategy.new_session(session_context(probe.domain, probe.task_id))
+    feed_session(session, replay.conversation)
+    final, _ = gate_after_reads(session, probe.domain, replay.environment, replay.conversation, probe.call, decision, "probe-read")
+    return VERDICT_LABEL[final.verdict]
 
 
 def _ratio(num: int, den: int) -> float:
@@ -233,7 +219,7 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
         by_domain.setdefault(o.domain, Counter())[o.label] += 1
     by_class: dict[str, dict[str, float]] = {}
     for o in outcomes:
-        entry = by_class.setdefault(o.fault_class or "gold", {"n": 0, "correct": 0})
+        entry = by_class.setdefault(o.fault_class or o.label_source or "gold", {"n": 0, "correct": 0})
         entry["n"] += 1
         entry["correct"] += int(o.predicted == o.label)
     for entry in by_class.values():

@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.datafiles import validation_line
+from tauguard.errors import TauguardInputError
 from tauguard.faults.model import FaultClass, ProbeLabel
 
 LABELS: tuple[ProbeLabel, ...] = ("allow", "verify", "refuse")
@@ -38,9 +40,12 @@ class Probe(BaseModel):
     # failing gold calls). None: none declared, so any replay error means the prefix did not
     # reproduce.
     prefix_errors: list[str] | None = None
+    # How ``label`` was derived when it is not a catalogued fault's, e.g.
+    # "outcome:off_gold_failed" for a write of a recorded conversation (probes build --from-run).
+    label_source: str | None = None
 
 
-class ProbeFileError(ValueError):
+class ProbeFileError(TauguardInputError):
     """A probe file that cannot be read, with the offending line."""
 
 
@@ -69,9 +74,7 @@ def read_probes(path: Path) -> list[Probe]:
         try:
             probes.append(Probe.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "line"
-            raise ProbeFileError(f"{path}:{number}: invalid probe ({where}: {first.get('msg')})") from exc
+            raise ProbeFileError(f"{path}:{number}: invalid probe ({validation_line(exc, Probe)})") from exc
     if not probes:
         raise ProbeFileError(f"{path}: no probes")
     return probes

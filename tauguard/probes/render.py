@@ -10,13 +10,26 @@ from tabulate import tabulate
 
 from tauguard.probes.evaluate import ProbeReport
 from tauguard.probes.model import LABELS, Probe
+from tauguard.records import SIMULATION_NOTE
 
 Format = Literal["table", "markdown", "json"]
 
 SIM_NOTE = (
-    "Probes are decision states built from tau2's gold plans and the sim agent's catalogued faults; "
-    "scores describe a gate on these simulated states, not real LLM agents."
+    f"{SIMULATION_NOTE} Probes are decision states built from tau2's gold plans and the sim agent's "
+    "catalogued faults; scores describe a gate on these simulated states, not real LLM agents."
 )
+
+RECORDED_NOTE = (
+    "Probes from recorded conversations (probes build --from-run): labels come from each write's "
+    "outcome class (label_source), a proxy, not a judgement of the write."
+)
+
+
+def _note(report: ProbeReport) -> str:
+    recorded = [o for o in report.outcomes if o.label_source]
+    if not recorded:
+        return SIM_NOTE
+    return RECORDED_NOTE if len(recorded) == len(report.outcomes) else f"{SIM_NOTE} {RECORDED_NOTE}"
 
 
 def _tablefmt(fmt: Format) -> str:
@@ -52,11 +65,12 @@ def _pct(value: float | None) -> str:
 def render_report(report: ProbeReport, fmt: Format) -> str:
     """Confusion matrix, per-class scores, macro-F1, false-block rate, replay failures."""
     if fmt == "json":
-        return json.dumps({"note": SIM_NOTE, **report.model_dump(mode="json")}, indent=2)
+        return json.dumps({"note": _note(report), **report.model_dump(mode="json")}, indent=2)
     md = fmt == "markdown"
     opts = " ".join(f"{k}={v}" for k, v in report.options.items())
     title = f"strategy {report.strategy}{(' (' + opts + ')') if opts else ''}: {report.probes} probes"
-    lines = [f"### {title}" if md else title, "", f"> {SIM_NOTE}" if md else SIM_NOTE, ""]
+    note = _note(report)
+    lines = [f"### {title}" if md else title, "", f"> {note}" if md else note, ""]
     confusion = [
         {"gold \\ predicted": gold, **{p: report.confusion[gold][p] for p in LABELS}} for gold in LABELS
     ]

@@ -8,13 +8,13 @@ up); reads never change the database, so tau2's rewards are unaffected.
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tauguard.datafiles import read_toml, validate
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
 from tauguard.guard import ReadRequest
@@ -45,9 +45,8 @@ class DomainLookups(BaseModel):
 @lru_cache(maxsize=1)
 def load_lookups() -> dict[str, DomainLookups]:
     """The validated lookups file."""
-    with open(LOOKUPS_FILE, "rb") as fh:
-        raw = tomllib.load(fh)
-    return {domain: DomainLookups.model_validate(spec) for domain, spec in raw.items()}
+    raw = read_toml(LOOKUPS_FILE)
+    return {domain: validate(spec, DomainLookups, f"{LOOKUPS_FILE} [{domain}]") for domain, spec in raw.items()}
 
 
 def _owner(domain: str, db: Any, call: ToolCallView) -> str | None:

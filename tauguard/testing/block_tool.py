@@ -6,6 +6,8 @@ inner agent receives the decision as the call's error result, and the event is r
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
 
@@ -25,12 +27,33 @@ class _BlockToolSession(GuardSession):
         )
 
 
-class BlockToolStrategy(Strategy):
-    """Test-only: blocks one named tool (option ``tool``; default ``cancel_reservation``)."""
+class BlockToolOptions(BaseModel):
+    """Options of the block-tool strategy."""
 
-    name = "block-tool"
-    description = "Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."
-    hooks = ("before_write",)
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(default="cancel_reservation", min_length=1, description="the WRITE tool whose every call is blocked")
+
+
+class BlockToolStrategy(Strategy):
+    """Test-only: blocks one named tool (option tool=NAME) to prove the hook contract."""
+
+    options_model = BlockToolOptions
+    session_class = _BlockToolSession
+    hidden = True  # registered like any strategy, but not listed by default
+    options: BlockToolOptions
+
+    def check_domains(self, domains: list[str]) -> None:
+        """The blocked tool must be a WRITE tool of every domain of the run."""
+        from tauguard import tau2compat as t2
+        from tauguard.registry import StrategyOptionsError
+
+        for domain in domains:
+            writes = sorted(n for n, kind in t2.tool_types(domain)[0].items() if kind == "WRITE")
+            if self.options.tool not in writes:
+                raise StrategyOptionsError(
+                    f"option tool={self.options.tool!r} is not a WRITE tool of {domain}; allowed: {', '.join(writes)}"
+                )
 
     def new_session(self, context: SessionContext) -> GuardSession:
-        return _BlockToolSession(str(self.options.get("tool", "cancel_reservation")))
+        return _BlockToolSession(self.options.tool)

@@ -1,49 +1,40 @@
-"""The check registry: deterministic check functions by id, and their result type."""
+"""The check registry: deterministic check functions by id, and the helpers that build their results."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.evidence import Evidence
+from tauguard_strategies.action_guard.outcome import ItemOutcome
 from tauguard.conversation import ToolCallView
+from tauguard.guard import ReadRequest
+from tauguard.registry import Registry
 
-CheckStatus = Literal["met", "missing", "violated"]
-
-
-class CheckResult(BaseModel):
-    """The outcome of one check: the requirement is met, lacks evidence, or is contradicted."""
-
-    status: CheckStatus
-    detail: str = ""
-    evidence: dict[str, Any] = Field(default_factory=dict)
-    revised_arguments: dict[str, Any] | None = None
-    # Reads that would supply the missing evidence, as {"name": ..., "arguments": {...}}.
-    suggested_reads: list[dict[str, Any]] = Field(default_factory=list)
+# The checks' name for an item's outcome (a check returns it without id and kind).
+CheckResult = ItemOutcome
 
 
-def met(detail: str = "", **evidence: Any) -> CheckResult:
+def met(detail: str = "", **evidence: Any) -> ItemOutcome:
     """A met result."""
-    return CheckResult(status="met", detail=detail, evidence=evidence)
+    return ItemOutcome(status="met", detail=detail, evidence=evidence)
 
 
-def missing(detail: str, *reads: dict[str, Any], **evidence: Any) -> CheckResult:
+def missing(detail: str, *reads: ReadRequest, **evidence: Any) -> ItemOutcome:
     """Evidence is absent: read or ask first."""
-    return CheckResult(status="missing", detail=detail, evidence=evidence, suggested_reads=list(reads))
+    return ItemOutcome(status="missing", detail=detail, evidence=evidence, required_reads=list(reads))
 
 
-def violated(detail: str, revised_arguments: dict[str, Any] | None = None, **evidence: Any) -> CheckResult:
+def violated(detail: str, revised_arguments: dict[str, Any] | None = None, **evidence: Any) -> ItemOutcome:
     """Evidence contradicts the requirement."""
-    return CheckResult(status="violated", detail=detail, evidence=evidence, revised_arguments=revised_arguments)
+    return ItemOutcome(status="violated", detail=detail, evidence=evidence, revised_arguments=revised_arguments)
 
 
-def read(name: str, **arguments: Any) -> dict[str, Any]:
-    """A suggested read call."""
-    return {"name": name, "arguments": arguments}
+def read(name: str, **arguments: Any) -> ReadRequest:
+    """A read that would supply missing evidence."""
+    return ReadRequest(tool=name, arguments=arguments)
 
 
 @dataclass
@@ -61,18 +52,11 @@ class CheckContext:
         return self.call.arguments.get(name)
 
 
-CheckFn = Callable[[CheckContext], CheckResult]
+CheckFn = Callable[[CheckContext], ItemOutcome]
 
-CHECKS: dict[str, CheckFn] = {}
+CHECKS: Registry[CheckFn] = Registry("action-guard check", check=callable, expected="a callable")
 
 
 def check(check_id: str) -> Callable[[CheckFn], CheckFn]:
-    """Register a check function under ``check_id``."""
-
-    def register(fn: CheckFn) -> CheckFn:
-        if check_id in CHECKS:
-            raise ValueError(f"check '{check_id}' registered twice")
-        CHECKS[check_id] = fn
-        return fn
-
-    return register
+    """Register a check function under ``check_id`` (a second one under the same id is an error)."""
+    return CHECKS.register(check_id)

@@ -7,12 +7,13 @@ by the tool's own signature.
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tauguard.datafiles import load_toml
 
 DIR = Path(__file__).parent
 Enforcement = Literal["ledger", "not_observable", "tool_signature"]
@@ -62,9 +63,7 @@ class ClauseBook(BaseModel):
 @cache
 def load(domain: str) -> ClauseBook:
     """The validated clause book of ``domain``."""
-    path = DIR / f"{domain}.toml"
-    with path.open("rb") as fh:
-        return ClauseBook.model_validate(tomllib.load(fh))
+    return load_toml(DIR / f"{domain}.toml", ClauseBook)
 
 
 def domains() -> list[str]:

@@ -14,8 +14,7 @@ from tauguard_strategies.ledger.schemas.airline import (
     ReservationFlight,
 )
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
-from tauguard_strategies.ledger.readmap import ReadHint
-from tauguard.guard import Verdict
+from tauguard.guard import ReadRequest, Verdict
 
 D = "airline"
 RES_TOOLS = ("cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers")
@@ -430,7 +429,7 @@ def _compensation_facts(ctx: GateContext) -> tuple[str, list[tuple[Reservation, 
                           [("flight_dates", n, d) for n, d in unobserved])
     finding = ctx.verify(f"no reservation of {uid} has been read", [],
                          remediation="read the reservation the user complains about (get_reservation_details) and its flights' status (get_flight_status)")
-    finding.required_reads = [ReadHint(tool="get_reservation_details", why="read the reservation the user complains about")]
+    finding.required_reads = [ReadRequest(tool="get_reservation_details", why="read the reservation the user complains about")]
     return finding
 
 

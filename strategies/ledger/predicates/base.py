@@ -1,9 +1,10 @@
 """Predicate plumbing: the gate context, findings, and the predicate registry.
 
 A predicate checks one policy clause for one or more WRITE tools against ledger facts. It
-returns None when the clause holds, or a :class:`Finding` (VERIFY / REVISE / BLOCK). Facts
-are read through the context, which records every value used as evidence and turns a
-missing or stale required fact into VERIFY with the read that would observe it.
+returns None when the clause holds, or a :class:`~tauguard.guard.RuleFinding` (VERIFY /
+REVISE / BLOCK). Facts are read through the context, which records every value used as
+evidence and turns a missing or stale required fact into VERIFY with the read that would
+observe it.
 """
 
 from __future__ import annotations
@@ -12,28 +13,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from tauguard_strategies.ledger.ledger import Fact
-from tauguard_strategies.ledger.readmap import DomainMap, ReadHint
+from tauguard_strategies.ledger.readmap import DomainMap
 from tauguard.conversation import ToolCallView
-from tauguard.guard import Verdict
+from tauguard.guard import ReadRequest, RuleFinding, Verdict
+from tauguard.registry import Registry
 
-
-class Finding(BaseModel):
-    """A predicate's objection to a call."""
-
-    verdict: Verdict
-    detail: str  # what the ledger shows, in words
-    remediation: str = ""
-    revised_arguments: dict[str, Any] | None = None
-    required_reads: list[ReadHint] = Field(default_factory=list)
+# The predicates' name for the shared finding type; a predicate leaves ``rule_id`` empty
+# (the gate fills in the clause id it was registered under).
+Finding = RuleFinding
 
 
 class NeedFact(Exception):
     """A required fact is missing or stale (raised inside predicates, caught by the gate)."""
 
-    def __init__(self, fact: Fact, hint: ReadHint | None) -> None:
+    def __init__(self, fact: Fact, hint: ReadRequest | None) -> None:
         super().__init__(fact.path)
         self.fact = fact
         self.hint = hint
@@ -69,7 +63,7 @@ class GateContext:
             raise NeedFact(fact, self.hint(*parts))
         return fact.value
 
-    def hint(self, *parts: str) -> ReadHint | None:
+    def hint(self, *parts: str) -> ReadRequest | None:
         """The read that would observe ``parts``."""
         return self.dmap.hint(tuple(str(p) for p in parts))
 
@@ -77,16 +71,16 @@ class GateContext:
         """Record a derived value (e.g. the policy clock or a computed allowance) as evidence."""
         self.facts[key] = value
 
-    def verify(self, detail: str, paths: list[tuple[str, ...]], remediation: str = "") -> Finding:
+    def verify(self, detail: str, paths: list[tuple[str, ...]], remediation: str = "") -> RuleFinding:
         """VERIFY naming the reads that would observe ``paths``."""
-        hints: list[ReadHint] = []
+        hints: list[ReadRequest] = []
         for parts in paths:
             h = self.hint(*parts)
             if h is not None and h not in hints:
                 hints.append(h)
         if not remediation:
             remediation = "read first: " + ", ".join(h.describe() for h in hints) if hints else "observe the missing facts with a read tool first"
-        return Finding(verdict=Verdict.VERIFY, detail=detail, remediation=remediation, required_reads=hints)
+        return RuleFinding(verdict=Verdict.VERIFY, detail=detail, remediation=remediation, required_reads=hints)
 
 
 def _is_small(value: Any) -> bool:
@@ -97,7 +91,7 @@ def _is_small(value: Any) -> bool:
     return False
 
 
-PredicateFn = Callable[[GateContext], "Finding | None"]
+PredicateFn = Callable[[GateContext], "RuleFinding | None"]
 
 
 @dataclass(frozen=True)
@@ -115,7 +109,10 @@ class Predicate:
         return self.fn.__name__
 
 
-REGISTRY: list[Predicate] = []
+# Keyed "<domain>:<tool>:<function>", in registration order (the gate's evaluation order).
+predicates: Registry[Predicate] = Registry(
+    "ledger predicate", check=lambda p: isinstance(p, Predicate), expected="a Predicate"
+)
 
 
 def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn], PredicateFn]:
@@ -123,10 +120,10 @@ def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn],
 
     def register(fn: PredicateFn) -> PredicateFn:
         for tool in tools:
-            REGISTRY.append(Predicate(domain, tool, rule_id, fn))
+            predicates.add(f"{domain}:{tool}:{fn.__name__}", Predicate(domain, tool, rule_id, fn))
         return fn
 
     return register
 
 
-__all__ = ["REGISTRY", "Finding", "GateContext", "NeedFact", "Predicate", "predicate"]
+__all__ = ["Finding", "GateContext", "NeedFact", "Predicate", "predicate", "predicates"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from tauguard_strategies.ledger.schemas.telecom import TODAY
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, predicate
-from tauguard_strategies.ledger.readmap import ReadHint
-from tauguard.guard import Verdict
+from tauguard.guard import ReadRequest, Verdict
 
 D = "telecom"
 LINE_TOOLS = ("suspend_line", "resume_line", "enable_roaming", "disable_roaming", "refuel_data")
@@ -108,7 +107,7 @@ def resume_after_payment(ctx: GateContext) -> Finding | None:
         what = f"bill(s) {', '.join(unknown)} not observed since the last change" if unknown else ""
         if awaiting:
             what += ("; " if what else "") + f"payment of bill(s) {', '.join(awaiting)} is pending"
-        hint = ReadHint(tool="get_bills_for_customer", arguments={"customer_id": cid}, why="observe the current status of every bill")
+        hint = ReadRequest(tool="get_bills_for_customer", arguments={"customer_id": cid}, why="observe the current status of every bill")
         finding = ctx.verify(what, [], remediation=f"read the bills again after the user pays: {hint.describe()}")
         finding.required_reads = [hint]
         if len(bill_ids) > BILLS_PAGE:

@@ -1,4 +1,4 @@
-"""Per-domain maps: READ tool -> ledger update, WRITE tool -> touched paths, path -> read hint.
+"""Per-domain maps: READ tool -> ledger update, WRITE tool -> touched paths, path -> the read that observes it.
 
 The path map is data-like: one small function per read tool, keyed by tool name, so a new
 tool is one entry. Read functions receive the parsed return and the call (for arguments the
@@ -12,32 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard.conversation import ToolCallView
+from tauguard.guard import ReadRequest
 
 ReadFn = Callable[[Any, ToolCallView, Any], list[str]]
 TouchFn = Callable[[Any, ToolCallView], list[str]]
-
-
-class ReadHint(BaseModel):
-    """A read that would put a missing fact into the ledger.
-
-    ``arguments`` is None when they must come from the user (e.g. authentication by email)
-    or cannot be derived from the ledger.
-    """
-
-    tool: str
-    arguments: dict[str, Any] | None = None
-    why: str = ""
-
-    def describe(self) -> str:
-        """``tool(k=v, ...)`` or ``tool(...)`` when the arguments are the agent's to supply."""
-        if self.arguments is None:
-            return f"{self.tool}(...)"
-        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
-        return f"{self.tool}({args})"
 
 
 @dataclass(frozen=True)
@@ -46,7 +26,7 @@ class DomainMap:
 
     reads: dict[str, ReadFn]
     touches: dict[str, TouchFn]
-    hint: Callable[[tuple[str, ...]], ReadHint | None]
+    hint: Callable[[tuple[str, ...]], ReadRequest | None]
 
 
 def domain_map(domain: str) -> DomainMap:

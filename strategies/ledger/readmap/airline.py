@@ -11,8 +11,9 @@ from tauguard_strategies.ledger.schemas.airline import (
     Reservation,
     User,
 )
-from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.readmap import DomainMap, store
 from tauguard.conversation import ToolCallView
+from tauguard.guard import ReadRequest
 
 
 def _user(led: AirlineLedger, call: ToolCallView, data: Any) -> list[str]:
@@ -98,18 +99,18 @@ def _touch_booking(led: AirlineLedger, call: ToolCallView) -> list[str]:
     return paths
 
 
-def _hint(parts: tuple[str, ...]) -> ReadHint | None:
+def _hint(parts: tuple[str, ...]) -> ReadRequest | None:
     head = parts[0]
     if head == "reservations" and len(parts) > 1:
-        return ReadHint(tool="get_reservation_details", arguments={"reservation_id": parts[1]}, why="observe the reservation")
+        return ReadRequest(tool="get_reservation_details", arguments={"reservation_id": parts[1]}, why="observe the reservation")
     if head == "users" and len(parts) > 1:
-        return ReadHint(tool="get_user_details", arguments={"user_id": parts[1]}, why="observe the user's profile")
+        return ReadRequest(tool="get_user_details", arguments={"user_id": parts[1]}, why="observe the user's profile")
     if head == "identified_users":
-        return ReadHint(tool="get_user_details", why="read the profile of the user id the user provides")
+        return ReadRequest(tool="get_user_details", why="read the profile of the user id the user provides")
     if head == "flight_dates" and len(parts) > 2:
-        return ReadHint(tool="get_flight_status", arguments={"flight_number": parts[1], "date": parts[2]}, why="observe the flight's status on that date")
+        return ReadRequest(tool="get_flight_status", arguments={"flight_number": parts[1], "date": parts[2]}, why="observe the flight's status on that date")
     if head == "flights" and len(parts) > 1:
-        return ReadHint(tool="search_direct_flight", why=f"search the route of {parts[1]} on its date to observe its origin and destination")
+        return ReadRequest(tool="search_direct_flight", why=f"search the route of {parts[1]} on its date to observe its origin and destination")
     return None
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from tauguard_strategies.ledger.schemas.retail import Order, Product, RetailLedger, User
-from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.readmap import DomainMap, store
 from tauguard.conversation import ToolCallView
+from tauguard.guard import ReadRequest
 
 
 def _located(led: RetailLedger, call: ToolCallView, data: Any) -> list[str]:
@@ -61,16 +62,16 @@ def _touch_order(led: RetailLedger, call: ToolCallView) -> list[str]:
     return paths
 
 
-def _hint(parts: tuple[str, ...]) -> ReadHint | None:
+def _hint(parts: tuple[str, ...]) -> ReadRequest | None:
     head = parts[0]
     if head == "authenticated":
-        return ReadHint(tool="find_user_id_by_email", why="authenticate the user with the email they give (or find_user_id_by_name_zip with name + zip)")
+        return ReadRequest(tool="find_user_id_by_email", why="authenticate the user with the email they give (or find_user_id_by_name_zip with name + zip)")
     if head == "users" and len(parts) > 1:
-        return ReadHint(tool="get_user_details", arguments={"user_id": parts[1]}, why="observe the user's profile and payment methods")
+        return ReadRequest(tool="get_user_details", arguments={"user_id": parts[1]}, why="observe the user's profile and payment methods")
     if head == "orders" and len(parts) > 1:
-        return ReadHint(tool="get_order_details", arguments={"order_id": parts[1]}, why="observe the order's status, items and payment history")
+        return ReadRequest(tool="get_order_details", arguments={"order_id": parts[1]}, why="observe the order's status, items and payment history")
     if head == "products" and len(parts) > 1:
-        return ReadHint(tool="get_product_details", arguments={"product_id": parts[1]}, why="observe the product's variants and availability")
+        return ReadRequest(tool="get_product_details", arguments={"product_id": parts[1]}, why="observe the product's variants and availability")
     return None
 
 

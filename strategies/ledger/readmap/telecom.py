@@ -13,8 +13,9 @@ from tauguard_strategies.ledger.schemas.telecom import (
     Plan,
     TelecomLedger,
 )
-from tauguard_strategies.ledger.readmap import DomainMap, ReadHint, store
+from tauguard_strategies.ledger.readmap import DomainMap, store
 from tauguard.conversation import ToolCallView
+from tauguard.guard import ReadRequest
 
 
 def _customer(led: TelecomLedger, data: Any, identified: bool = True) -> str:
@@ -67,16 +68,16 @@ def _touch_refuel(led: TelecomLedger, call: ToolCallView) -> list[str]:
     return paths
 
 
-def _hint(parts: tuple[str, ...]) -> ReadHint | None:
+def _hint(parts: tuple[str, ...]) -> ReadRequest | None:
     head = parts[0]
     if head == "customers" and len(parts) > 1:
-        return ReadHint(tool="get_customer_by_id", arguments={"customer_id": parts[1]}, why="identify the customer and observe their lines and bills")
+        return ReadRequest(tool="get_customer_by_id", arguments={"customer_id": parts[1]}, why="identify the customer and observe their lines and bills")
     if head == "identified_customers":
-        return ReadHint(tool="get_customer_by_phone", why="identify the customer by phone number, customer id, or full name with date of birth")
+        return ReadRequest(tool="get_customer_by_phone", why="identify the customer by phone number, customer id, or full name with date of birth")
     if head in ("lines", "bills", "plans", "devices") and len(parts) > 1:
-        return ReadHint(tool="get_details_by_id", arguments={"id": parts[1]}, why=f"observe {head[:-1]} {parts[1]}")
+        return ReadRequest(tool="get_details_by_id", arguments={"id": parts[1]}, why=f"observe {head[:-1]} {parts[1]}")
     if head == "usage" and len(parts) > 1:
-        return ReadHint(tool="get_data_usage", why=f"observe the data usage of line {parts[1]}")
+        return ReadRequest(tool="get_data_usage", why=f"observe the data usage of line {parts[1]}")
     return None
 
 

@@ -1,0 +1,82 @@
+"""`tauguard report RUN [RUN ...] -o report.html`: one self-contained HTML page comparing runs."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from tauguard.cli.common import fail
+
+
+class ModeChoice(str, Enum):
+    """Baseline check modes (as in `tauguard check`)."""
+
+    non_inferiority = "non-inferiority"
+    regression = "regression"
+
+
+def report(
+    runs: list[Path] = typer.Argument(..., help="Run directories; the first is the baseline."),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="HTML file to write."),
+    title: str | None = typer.Option(None, "--title", help="Page title (default: the run ids)."),
+    primary_k: int | None = typer.Option(
+        None, "--primary-k", min=1, help="Declared primary k (default: the largest k the runs share)."
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap and permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap and Monte Carlo resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    floors: Path | None = typer.Option(None, "--floors", help="TOML floors file: add `check` results per run."),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="Gate every other run against this run (as `tauguard check --baseline`)."
+    ),
+    metric: str | None = typer.Option(None, "--metric", help="pass^K or pass@K of the baseline gate."),
+    margin: float = typer.Option(0.05, "--margin", min=0.0, help="Non-inferiority margin of the baseline gate."),
+    mode: ModeChoice = typer.Option(ModeChoice.non_inferiority, "--mode", help="non-inferiority or regression."),
+) -> None:
+    """Write one self-contained HTML report: pass^k curves, Δpass^k forest plot, task grid, trials.
+
+    The page needs no network (styles, script and plots are inline) and prints legibly.
+
+    Runs still running or killed are shown as far as they got, marked PARTIAL.
+    """
+    from tauguard.check import GateInputError, load_floors
+    from tauguard.compare import load_runs
+    from tauguard.report import ReportError, ReportOptions, build_report, write_report
+    from tauguard.report.plots import PlotDependencyError
+    from tauguard.store import RunLoadError
+
+    if output.exists() and output.is_dir():
+        fail(f"--output {output} is a directory; give a file name such as report.html")
+    if not output.parent.is_dir():
+        fail(f"--output directory does not exist: {output.parent}")
+    try:
+        floors_config = load_floors(floors) if floors is not None else None
+        loaded = load_runs(runs)
+        gate_base = load_runs([baseline])[0] if baseline is not None else None
+        opts = ReportOptions(
+            primary_k=primary_k, seed=seed, n_resamples=resamples, confidence=confidence, floors=floors_config,
+            gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,  # type: ignore[arg-type]
+        )
+        if metric is not None and baseline is None:
+            raise GateInputError("--metric applies to the baseline gate: give --baseline RUN")
+        data = build_report(loaded, opts, title=title)
+    except (RunLoadError, ReportError, GateInputError) as exc:
+        fail(str(exc))
+    for run in loaded:
+        if run.skipped_lines:
+            typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
+    try:
+        size = write_report(data, output)
+    except PlotDependencyError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    notes = []
+    if data.simulated:
+        notes.append("SIMULATION")
+    if data.partial:
+        notes.append("PARTIAL: a run is incomplete")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    typer.echo(f"wrote {output} ({size / 1e6:.2f} MB, {len(loaded)} run(s)){suffix}")

@@ -1,0 +1,75 @@
+"""One loader for TOML data files: ``load_toml(path, Model) -> Model``.
+
+Every problem with a file (missing, not TOML, failing its schema) becomes one
+:class:`DataFileError` line ``<file>: <field>: <message>``, e.g.
+``checklists/airline/cancel.toml: items #2 kind: Input should be 'A', 'T' or 'D'``.
+Files may be paths or package resources (:mod:`importlib.resources` traversables).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tauguard.errors import TauguardInputError
+
+M = TypeVar("M", bound=BaseModel)
+Source = Path | Traversable | str
+
+
+class DataFileError(TauguardInputError):
+    """A data or config file cannot be read or does not match its schema."""
+
+
+def read_toml(path: Source) -> dict[str, Any]:
+    """The parsed TOML table of ``path``; DataFileError (one line) if unreadable."""
+    source = Path(path) if isinstance(path, str) else path
+    try:
+        with source.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise DataFileError(f"file not found: {source}") from None
+    except IsADirectoryError:
+        raise DataFileError(f"{source}: is a directory, not a TOML file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DataFileError(f"{source}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise DataFileError(f"{source}: cannot read: {exc.strerror or exc}") from None
+
+
+def validation_line(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """``<field>: <message>`` of a validation error's first problem (the input is shown).
+
+    List positions count from 1, as a reader of the file would: ``floor #2 metric``.
+    """
+    err = exc.errors()[0]
+    loc = " ".join(f"#{p + 1}" if isinstance(p, int) else str(p) for p in err["loc"]) or "(top level)"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        line = f"{loc}: unknown key"
+        if model is not None and len(err["loc"]) == 1:
+            line += f"; allowed: {', '.join(model.model_fields)}"
+        return line
+    if err["type"] == "missing":
+        return f"{loc}: required key is missing"
+    return f"{loc}: {msg} (got {err.get('input')!r})"
+
+
+def validate(data: Any, model: type[M], source: object) -> M:
+    """``model.model_validate(data)`` with a one-line ``<source>: <field>: <message>`` error."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise DataFileError(f"{source}: {validation_line(exc, model)}") from None
+
+
+def load_toml(path: Source, model: type[M]) -> M:
+    """Read the TOML file ``path`` and validate it against ``model``."""
+    return validate(read_toml(path), model, path)
+
+
+__all__ = ["DataFileError", "load_toml", "read_toml", "validate", "validation_line"]

@@ -1,0 +1,402 @@
+"""Counterfactual guard audit: what a strategy's gate would have decided on recorded writes.
+
+Each recorded conversation is replayed in τ²'s environment
+(:func:`tauguard.trajectories.replayer.replay_recorded`); before every agent WRITE a fresh
+guard session per strategy, fed with exactly the recorded prefix the way the live guard
+wrapper feeds it (user turns, tool results, on the agent-visible conversation), is asked
+``before_write``. The recorded write is then executed as recorded, whatever the gate said:
+each decision is counterfactual for that write alone.
+
+Writes are classed by the recorded outcome. A write is *gold-matching* when its name and
+arguments equal one of the task's gold agent actions, *off-gold* otherwise; the simulation
+passed when τ²'s recorded reward is 1. The hold rate (VERIFY, REVISE or BLOCK) on
+gold-matching writes in passed simulations is a false-block proxy; on off-gold writes in
+failed simulations a catch proxy; a failed simulation whose first off-gold write is held is
+one the guard could have rescued.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tauguard import tau2compat as t2
+from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
+from tauguard.records import TrialRecord
+from tauguard.registry import create_strategy
+from tauguard.replay import feed_session, fresh_environment, session_context
+from tauguard.store import Run
+from tauguard.trajectories.importer import tasks_by_id
+from tauguard.trajectories.replayer import Mismatch, replay_recorded
+
+WriteClass = Literal["gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed"]
+WRITE_CLASSES: tuple[WriteClass, ...] = ("gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed")
+HOLDS = ("VERIFY", "REVISE", "BLOCK")
+OVER_BLOCKING = 0.05  # hold rate on gold-matching writes in passed simulations above which a guard over-blocks
+
+
+def write_class(gold_match: bool, passed: bool) -> WriteClass:
+    """The outcome class of a write."""
+    if gold_match:
+        return "gold_passed" if passed else "gold_failed"
+    return "off_gold_passed" if passed else "off_gold_failed"
+
+
+def canonical_arguments(arguments: dict[str, Any]) -> str:
+    """Arguments as canonical JSON, for equality with gold actions."""
+    return json.dumps(arguments, sort_keys=True, default=str)
+
+
+def gold_writes(domain: str, task: t2.Task) -> set[tuple[str, str]]:
+    """(name, canonical arguments) of the task's gold agent WRITE actions."""
+    actions = (task.evaluation_criteria.actions if task.evaluation_criteria else None) or []
+    return {(a.name, canonical_arguments(a.arguments)) for a in actions if t2.is_agent_write(domain, a)}
+
+
+class AuditedWrite(BaseModel):
+    """One recorded write and one strategy's decision on it."""
+
+    task_id: str
+    trial: int
+    step: int  # index of the agent message in the recorded message list
+    tool: str
+    arguments: dict[str, Any]
+    write_class: WriteClass
+    first_off_gold: bool = False  # the simulation's first off-gold write
+    recorded_error: bool = False  # the recorded call returned an error
+    verdict: str
+    rule_id: str | None = None
+    reason: str = ""
+    verdict_after_reads: str | None = None  # --follow-reads: after performing a VERIFY's reads
+    usage: GuardUsage = Field(default_factory=GuardUsage)
+
+    @property
+    def held(self) -> bool:
+        """The gate did not allow the write."""
+        return self.verdict != Verdict.ALLOW.value
+
+    @property
+    def held_after_reads(self) -> bool:
+        """Still held after the reads a VERIFY asked for (the first verdict without --follow-reads)."""
+        return (self.verdict_after_reads or self.verdict) != Verdict.ALLOW.value
+
+
+class ClassStats(BaseModel):
+    """Writes of one outcome class and how one strategy decided on them."""
+
+    writes: int = 0
+    held: int = 0
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    hold_rate: float | None = None
+    held_after_reads: int | None = None
+    hold_rate_after_reads: float | None = None
+
+
+class StrategyAudit(BaseModel):
+    """One strategy's decisions on every recorded write."""
+
+    strategy: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    writes: int = 0
+    by_class: dict[str, ClassStats] = Field(default_factory=dict)
+    false_block_proxy: float | None = None  # hold rate, gold-matching writes in passed simulations
+    catch_proxy: float | None = None  # hold rate, off-gold writes in failed simulations
+    failed_with_off_gold: int = 0  # failed simulations with at least one off-gold write
+    rescued: int = 0  # of which the first off-gold write is held
+    rescue_potential: float | None = None
+    over_blocking: bool = False  # false-block proxy above 5 %
+    per_rule: dict[str, dict[str, int]] = Field(default_factory=dict)  # rule id -> write class -> holds
+    guard_usage: GuardUsage = Field(default_factory=GuardUsage)
+    guard_errors: int = 0  # decisions that are the guard failing (rule id guard.error*)
+    seconds: float = 0.0  # time spent in this strategy's hooks
+    held_writes: list[AuditedWrite] = Field(default_factory=list)
+
+
+class ReplayStats(BaseModel):
+    """How faithfully the recorded conversations replayed."""
+
+    simulations: int = 0
+    tool_calls: int = 0
+    mismatches: int = 0  # replayed results differing from the recorded ones (benign included)
+    benign: int = 0  # of which only pydantic's error-URL version differs
+    unfaithful_simulations: int = 0  # simulations with a non-benign mismatch
+    details: list[dict[str, Any]] = Field(default_factory=list)  # every mismatch, with task and trial
+
+
+class AuditReport(BaseModel):
+    """The audit of one run by one or more strategies."""
+
+    run_id: str
+    source: str
+    simulated: bool
+    domain: str
+    agent_llm: str
+    user_llm: str
+    simulations: int
+    passed: int
+    failed: int
+    writes: int
+    class_counts: dict[str, int]
+    follow_reads: bool
+    replay: ReplayStats
+    strategies: list[StrategyAudit]
+    seconds: float = 0.0
+
+
+class _Gate:
+    """One strategy's session on one replayed conversation, fed as the live wrapper feeds it."""
+
+    def __init__(self, name: str, strategy: Any, context: Any, env: t2.Environment, domain: str,
+                 tool_types: dict[str, str], follow_reads: bool, on_write: Callable[[str, int, ToolCallView, GuardDecision, str | None], None]) -> None:
+        self.name = name
+        self.strategy = strategy
+        self.context = context
+        self.session: GuardSession | None = strategy.new_session(context)
+        self.seen = Conversation()  # the agent-visible conversation
+        self.env = env
+        self.domain = domain
+        self.tool_types = tool_types
+        self.follow_reads = follow_reads
+        self.on_write = on_write
+        self.seconds = 0.0
+
+    def on_event(self, event: ConversationEvent, conversation: Conversation) -> None:
+        if event.requestor == "user":
+            return  # user-side device calls and their results are not the agent's to see
+        self.seen.add(event)
+        if self.session is None:
+            return
+        start = time.perf_counter()
+        if event.kind == "tool_result":
+            self.session.after_tool(event, self.seen)
+        elif event.kind == "user_message":
+            self.session.on_user_turn(event, self.seen)
+        self.seconds += time.perf_counter() - start
+
+    def before_agent_calls(self, step: int, calls: list[ToolCallView], conversation: Conversation) -> None:
+        for call in calls:
+            if self.tool_types.get(call.name) != "WRITE":
+                continue
+            start = time.perf_counter()
+            decision = self._decide(self.session, call, self.seen)
+            after = None
+            if self.follow_reads and decision.verdict == Verdict.VERIFY and decision.required_reads:
+                after = self._after_reads(call, decision)
+            self.seconds += time.perf_counter() - start
+            self.on_write(self.name, step, call, decision, after)
+
+    @staticmethod
+    def _decide(session: GuardSession | None, call: ToolCallView, seen: Conversation) -> GuardDecision:
+        if session is None:
+            return GuardDecision.allow()
+        try:
+            return session.before_write(call, seen)
+        except Exception as exc:  # a crashing guard holds, as in live runs
+            return GuardDecision(verdict=Verdict.VERIFY, reason=f"guard error: {type(exc).__name__}: {exc}",
+                                 rule_id=f"{GUARD_ERROR_RULE}.exception")
+
+    def _after_reads(self, call: ToolCallView, decision: GuardDecision) -> str:
+        """Gate again in a fresh session after the reads the VERIFY names
+        (:func:`tauguard.probes.follow_reads.gate_after_reads`; reads do not change τ²'s
+        databases, so they run in the replay's environment)."""
+        from tauguard.probes.follow_reads import gate_after_reads
+
+        session = self.strategy.new_session(self.context)
+        if session is None:
+            return Verdict.ALLOW.value
+        conversation = Conversation(events=list(self.seen.events))
+        feed_session(session, conversation)
+        try:
+            final, _ = gate_after_reads(session, self.domain, self.env, conversation, call, decision, "audit-read")
+        except Exception:  # a crashing guard holds, as in live runs
+            return Verdict.VERIFY.value
+        return final.verdict.value
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def _audit_records(
+    records: list[TrialRecord],
+    domain: str,
+    strategies: list[str],
+    options: dict[str, Any],
+    follow_reads: bool,
+    guard_llm: str | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, Counter[str]]:
+    """Replay ``records`` and gate their writes with every strategy (one process)."""
+    created = {name: create_strategy(name, options) for name in strategies}
+    tasks = tasks_by_id(domain, {r.task_id for r in records})
+    agent_types, _ = t2.tool_types(domain)
+    replay_stats = ReplayStats()
+    audited: dict[str, list[AuditedWrite]] = {name: [] for name in strategies}
+    seconds: Counter[str] = Counter()
+    for index, rec in enumerate(records):
+        task = tasks[rec.task_id]
+        gold = gold_writes(domain, task)
+        passed = bool(rec.success)
+        env = fresh_environment(domain, task)
+        messages = (rec.simulation or {}).get("messages") or []
+        errors = _recorded_errors(messages)
+        first_off_gold: dict[str, bool] = {}
+
+        def on_write(name: str, step: int, call: ToolCallView, decision: GuardDecision, after: str | None,
+                     rec: TrialRecord = rec, gold: set = gold, passed: bool = passed, seen_first: dict = first_off_gold) -> None:
+            match = (call.name, canonical_arguments(call.arguments)) in gold
+            first = False
+            if not match and not seen_first.get(name):
+                seen_first[name] = first = True
+            audited[name].append(AuditedWrite(
+                task_id=rec.task_id, trial=rec.trial, step=step, tool=call.name, arguments=call.arguments,
+                write_class=write_class(match, passed), first_off_gold=first, recorded_error=errors.get(call.id, False),
+                verdict=decision.verdict.value, rule_id=decision.rule_id, reason=decision.reason,
+                verdict_after_reads=after, usage=decision.usage,
+            ))
+
+        gates = [
+            _Gate(name, strategy, session_context(domain, rec.task_id, guard_llm=guard_llm), env, domain,
+                  agent_types, follow_reads, on_write)
+            for name, strategy in created.items()
+        ]
+        replay = replay_recorded(domain, task, messages, observers=gates, environment=env)
+        for gate in gates:
+            seconds[gate.name] += gate.seconds
+        _count_replay(replay_stats, rec, replay.tool_calls, replay.mismatches)
+        if progress is not None:
+            progress(index + 1, len(records))
+    return audited, replay_stats, seconds
+
+
+def audit_run(
+    run: Run,
+    strategies: list[str],
+    options: dict[str, Any] | None = None,
+    follow_reads: bool = False,
+    guard_llm: str | None = None,
+    task_ids: list[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+) -> AuditReport:
+    """Audit every recorded conversation of ``run`` with each strategy's gate.
+
+    ``workers`` > 1 spreads the simulations over joblib (loky) processes. Raises
+    UnknownStrategyError (a ValueError) for an unknown strategy name.
+    """
+    started = time.perf_counter()
+    options = dict(options or {})
+    for name in strategies:
+        create_strategy(name, options)  # fail fast on a bad name or options
+    records: list[TrialRecord] = [
+        r for r in run.records
+        if r.simulation is not None and r.error is None and (not task_ids or r.task_id in task_ids)
+    ]
+    domain = run.manifest.domains[0]
+    workers = max(1, min(workers, len(records)))
+    if workers == 1:
+        audited, replay_stats, seconds = _audit_records(records, domain, strategies, options, follow_reads, guard_llm, progress)
+    else:
+        from joblib import Parallel, delayed
+
+        chunks = [records[i::workers] for i in range(workers)]
+        parts = Parallel(n_jobs=workers, backend="loky")(
+            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard_llm) for chunk in chunks
+        )
+        order = {r.key: i for i, r in enumerate(records)}
+        audited = {name: sorted((w for part in parts for w in part[0][name]),
+                                key=lambda w: (order[(domain, w.task_id, w.trial)], w.step)) for name in strategies}
+        replay_stats = ReplayStats()
+        seconds = Counter()
+        for _, stats, secs in parts:
+            for field_ in ("simulations", "tool_calls", "mismatches", "benign", "unfaithful_simulations"):
+                setattr(replay_stats, field_, getattr(replay_stats, field_) + getattr(stats, field_))
+            replay_stats.details.extend(stats.details)
+            seconds.update(secs)
+        if progress is not None:
+            progress(len(records), len(records))
+    first_strategy = audited[strategies[0]] if strategies else []
+    class_counts = Counter(w.write_class for w in first_strategy)
+    passed_n = sum(bool(r.success) for r in records)
+    return AuditReport(
+        run_id=run.manifest.run_id,
+        source=run.manifest.source,
+        simulated=run.manifest.simulated or any(r.simulated for r in run.records),
+        domain=domain,
+        agent_llm=run.manifest.agent_llm,
+        user_llm=run.manifest.user_llm,
+        simulations=len(records),
+        passed=passed_n,
+        failed=len(records) - passed_n,
+        writes=len(first_strategy),
+        class_counts={c: class_counts.get(c, 0) for c in WRITE_CLASSES},
+        follow_reads=follow_reads,
+        replay=replay_stats,
+        strategies=[
+            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]) for name in strategies
+        ],
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _recorded_errors(messages: list[dict[str, Any]]) -> dict[str, bool]:
+    return {str(m.get("id")): bool(m.get("error")) for m in messages if m.get("role") == "tool"}
+
+
+def _count_replay(stats: ReplayStats, rec: TrialRecord, tool_calls: int, mismatches: list[Mismatch]) -> None:
+    stats.simulations += 1
+    stats.tool_calls += tool_calls
+    stats.mismatches += len(mismatches)
+    stats.benign += sum(m.benign for m in mismatches)
+    stats.unfaithful_simulations += int(any(not m.benign for m in mismatches))
+    stats.details.extend({"task_id": rec.task_id, "trial": rec.trial, **m.model_dump()} for m in mismatches)
+
+
+def summarize_strategy(
+    name: str, options: dict[str, Any], writes: list[AuditedWrite], records: list[TrialRecord],
+    follow_reads: bool, seconds: float = 0.0,
+) -> StrategyAudit:
+    """Hold rates per outcome class, rescue potential, per-rule counts and cost of one strategy."""
+    by_class: dict[str, ClassStats] = {}
+    for cls in WRITE_CLASSES:
+        mine = [w for w in writes if w.write_class == cls]
+        held = sum(w.held for w in mine)
+        stats = ClassStats(writes=len(mine), held=held, verdicts=dict(Counter(w.verdict for w in mine)),
+                           hold_rate=_ratio(held, len(mine)))
+        if follow_reads:
+            stats.held_after_reads = sum(w.held_after_reads for w in mine)
+            stats.hold_rate_after_reads = _ratio(stats.held_after_reads, len(mine))
+        by_class[cls] = stats
+    failed = {(r.task_id, r.trial) for r in records if not r.success}
+    firsts = [w for w in writes if w.first_off_gold and (w.task_id, w.trial) in failed]
+    rescued = sum(w.held for w in firsts)
+    per_rule: dict[str, Counter[str]] = defaultdict(Counter)
+    usage = GuardUsage()
+    for w in writes:
+        usage = usage + w.usage
+        if w.held:
+            per_rule[w.rule_id or "(no rule id)"][w.write_class] += 1
+    fbp = by_class["gold_passed"].hold_rate
+    return StrategyAudit(
+        strategy=name,
+        options=dict(options),
+        writes=len(writes),
+        by_class=by_class,
+        false_block_proxy=fbp,
+        catch_proxy=by_class["off_gold_failed"].hold_rate,
+        failed_with_off_gold=len(firsts),
+        rescued=rescued,
+        rescue_potential=_ratio(rescued, len(firsts)),
+        over_blocking=fbp is not None and fbp > OVER_BLOCKING,
+        per_rule={rule: dict(counts) for rule, counts in sorted(per_rule.items(), key=lambda kv: -sum(kv[1].values()))},
+        guard_usage=usage,
+        guard_errors=sum(bool(w.rule_id) and str(w.rule_id).startswith(GUARD_ERROR_RULE) for w in writes),
+        seconds=seconds,
+        held_writes=[w for w in writes if w.held],
+    )

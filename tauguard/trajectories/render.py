@@ -1,0 +1,96 @@
+"""Text rendering of an audit report (table or markdown); JSON is the pydantic dump."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats
+
+
+def _rate(stats: ClassStats, after: bool = False) -> str:
+    held, rate = (stats.held_after_reads, stats.hold_rate_after_reads) if after else (stats.held, stats.hold_rate)
+    if held is None or rate is None:
+        return f"-/{stats.writes}" if stats.writes == 0 else "-"
+    return f"{held}/{stats.writes} ({rate:.1%})"
+
+
+def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
+    """The audit as text: one row per strategy, per-rule holds, replay faithfulness, held writes."""
+    md = fmt == "markdown"
+    tablefmt = "github" if md else "simple"
+    r = report
+    if r.simulated:
+        origin = "SIMULATION: the run used the built-in sim model; not findings about real LLMs."
+    elif r.source == "imported":
+        origin = f"IMPORTED: recorded conversations of a real agent ({r.agent_llm}; user {r.user_llm})."
+    else:
+        origin = f"recorded conversations of agent {r.agent_llm} (user {r.user_llm})."
+    lines = [("> **" + origin + "**") if md else origin, ""]
+    lines.append(
+        f"audit of run {r.run_id} ({r.domain}): {r.simulations} simulations ({r.passed} passed, {r.failed} failed), "
+        f"{r.writes} agent writes: gold-matching in passed {r.class_counts['gold_passed']}, gold-matching in failed "
+        f"{r.class_counts['gold_failed']}, off-gold in failed {r.class_counts['off_gold_failed']}, off-gold in passed "
+        f"{r.class_counts['off_gold_passed']}"
+    )
+    rp = r.replay
+    lines.append(
+        f"replay: {rp.tool_calls} recorded tool calls; {rp.mismatches} replayed results differ from the recorded ones "
+        f"({rp.benign} only in pydantic's error-URL version); {rp.unfaithful_simulations} simulation(s) not faithful"
+    )
+    lines.append("")
+    rows = []
+    for s in r.strategies:
+        row = {
+            "strategy": s.strategy,
+            "held gold/passed (false-block proxy)": _rate(s.by_class["gold_passed"]),
+            "held off-gold/failed (catch proxy)": _rate(s.by_class["off_gold_failed"]),
+            "rescue potential": f"{s.rescued}/{s.failed_with_off_gold}"
+            + (f" ({s.rescue_potential:.1%})" if s.rescue_potential is not None else ""),
+            "held gold/failed": _rate(s.by_class["gold_failed"]),
+            "held off-gold/passed": _rate(s.by_class["off_gold_passed"]),
+        }
+        if r.follow_reads:
+            row["false-block after reads"] = _rate(s.by_class["gold_passed"], after=True)
+            row["catch after reads"] = _rate(s.by_class["off_gold_failed"], after=True)
+        if s.guard_usage.llm_calls:
+            row["guard calls"] = s.guard_usage.llm_calls
+            row["guard $"] = f"{s.guard_usage.cost:.4f}"
+        row["guard errors"] = s.guard_errors
+        rows.append(row)
+    lines.append("hold = VERIFY, REVISE or BLOCK; each write is gated on exactly its recorded prefix")
+    lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    for s in r.strategies:
+        if s.over_blocking:
+            rules = [rule for rule, counts in s.per_rule.items() if counts.get("gold_passed")]
+            lines.append(
+                f"{s.strategy} holds more than {OVER_BLOCKING:.0%} of gold-matching writes in passed simulations "
+                f"(over-blocking on real behaviour); rules: {', '.join(rules)}"
+            )
+    rule_rows = [
+        {"strategy": s.strategy, "rule": rule, **{c: counts.get(c, 0) for c in ("gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed")}}
+        for s in r.strategies for rule, counts in s.per_rule.items()
+    ]
+    if rule_rows:
+        lines.append("")
+        lines.append("holds per rule and write class")
+        lines.append(tabulate(rule_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    if rp.details and any(not d["benign"] for d in rp.details):
+        lines.append("")
+        lines.append("replay mismatches (replayed result differs from the recorded one)")
+        lines.extend(
+            f"  task {d['task_id']} trial {d['trial']} message {d['step']} {d['tool']}: {d['why']}"
+            for d in rp.details if not d["benign"]
+        )
+    if writes:
+        held = [
+            {"strategy": s.strategy, "task": w.task_id, "trial": w.trial, "step": w.step, "tool": w.tool,
+             "class": w.write_class, "verdict": w.verdict
+             + (f" -> {w.verdict_after_reads}" if w.verdict_after_reads else ""),
+             "rule": w.rule_id or "", "reason": (w.reason or "").replace("\n", " ")[:200]}
+            for s in r.strategies for w in s.held_writes
+        ]
+        lines.append("")
+        lines.append(f"held writes ({len(held)})")
+        if held:
+            lines.append(tabulate(held, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    return "\n".join(lines)
