@@ -65,7 +65,7 @@ def attacks(
     from tauguard.attacks.report import utility_safety
     from tauguard.metrics import run_is_simulated
     from tauguard.store import RunLoadError, load_run
-    from tauguard.summary import SIM_NOTE
+    from tauguard.records import SIMULATION_NOTE as SIM_NOTE
 
     views, simulated = [], False
     for run_dir in runs:
