@@ -1,7 +1,8 @@
 """Run react, ledger and action-guard with the same seed and fault profile, then compare.
 
 Simulation only: the sim agent's injected faults stand in for real agents' mistakes, so the
-figures describe the simulator, never real LLMs. Usage:
+figures describe the simulator, never real LLMs. Uses the library API (``tauguard.run``,
+``tauguard.resume``, ``tauguard.compare_runs``). Usage:
 
     python bench/compare_guards.py --faults realistic -k 4 --out runs/guards
 """
@@ -9,22 +10,29 @@ figures describe the simulator, never real LLMs. Usage:
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
+import os
 from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import tauguard  # noqa: E402
 
 STRATEGIES = ("react", "ledger", "action-guard")
 
 
-def tauguard(*args: str) -> str:
-    """Run the CLI, failing loudly on errors; returns stdout."""
-    proc = subprocess.run([sys.executable, "-m", "tauguard", *args], capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
-        sys.exit(f"tauguard {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return proc.stdout
+def ensure_run(out: Path, name: str, config: dict) -> Path:
+    """Run ``name`` under ``out``, or finish it if an earlier invocation was interrupted."""
+    run_dir = out / name
+    if (run_dir / "manifest.json").exists():
+        return tauguard.resume(run_dir, workers=config["workers"]).run_dir
+    return tauguard.run({**config, "out": str(out), "name": name}).run_dir
 
 
 def main() -> None:
+    from tauguard.cli.show import render
+    from tauguard.reporting import render_compare_text
+    from tauguard.summary import summarize
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", default="realistic")
     parser.add_argument("-k", "--trials", type=int, default=4)
@@ -39,18 +47,14 @@ def main() -> None:
         runs = []
         for strategy in STRATEGIES:
             name = f"{domain}-{strategy}-{args.faults}-k{args.trials}-s{args.seed}"
-            run_dir = out / name
-            if not (run_dir / "manifest.json").exists():
-                tauguard("run", "--strategy", strategy, "--domain", domain, "-k", str(args.trials), "--faults", args.faults,
-                         "--seed", str(args.seed), "--workers", str(args.workers), "--out", str(out), "--name", name, "--plain")
-            else:
-                tauguard("run", "--resume", str(run_dir), "--plain")
-            runs.append(str(run_dir))
+            config = {"strategy": strategy, "domains": [domain], "trials": args.trials, "faults": args.faults,
+                      "seed": args.seed, "workers": args.workers}
+            runs.append(ensure_run(out, name, config))
         print(f"\n## {domain}: compare (baseline react)\n")
-        print(tauguard("compare", *runs, "--format", args.format))
-        for run in runs:
-            print(f"\n### {Path(run).name}\n")
-            print(tauguard("show", run, "--format", args.format))
+        print(render_compare_text(tauguard.compare_runs(runs), args.format))
+        for run_dir in runs:
+            print(f"\n### {run_dir.name}\n")
+            print(render(summarize(tauguard.load_run(run_dir)), args.format))
 
 
 if __name__ == "__main__":

@@ -11,12 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tauguard.datafiles import DataFileError, read_toml
 from tauguard.defaults import default_config
 from tauguard.errors import TauguardInputError
+from tauguard.secrets import credential_keys, redact
 
 DOMAINS = ("airline", "retail", "telecom")
 SIM = "sim"
 
-# Keys whose values must never be written to disk (run files, logs, reports).
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
+LLM_ROLES = ("agent", "user", "guard")
+# A run id is one path segment: it names a folder directly under `out`.
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
+MAX_RUN_ID = 128
 
 
 class ConfigError(TauguardInputError):
@@ -83,6 +86,44 @@ class RunConfig(BaseModel):
             raise ValueError(f"unknown attack set '{value}'; allowed: {', '.join(attack_set_names())}")
         return value
 
+    @field_validator("llm_args", mode="before")
+    @classmethod
+    def _check_llm_args(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("llm_args must map roles (agent, user, guard) to litellm arguments")
+        for role, args in value.items():
+            if role not in LLM_ROLES:
+                raise ValueError(f"llm_args has unknown role '{role}'; allowed: {', '.join(LLM_ROLES)}")
+            if not isinstance(args, dict):
+                raise ValueError(f"llm_args['{role}'] must be a table/object of litellm arguments")
+            secrets = credential_keys(args)
+            if secrets:
+                raise ValueError(
+                    f"llm_args['{role}'] sets '{secrets[0]}': API keys come only from the environment "
+                    "(e.g. OPENAI_API_KEY), so they are never written to run files"
+                )
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _one_path_segment(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if len(value) > MAX_RUN_ID:
+            raise ValueError(f"a run name has at most {MAX_RUN_ID} characters, got {len(value)}")
+        if not _RUN_ID.match(value):
+            raise ValueError(
+                "a run name is one folder name: letters, digits and . _ + = @ -, starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("strategy", "split", "out", "backend", "agent_llm", "user_llm", "faults")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
     @property
     def simulated(self) -> bool:
         """Whether any role is played by the built-in sim model."""
@@ -95,15 +136,6 @@ class RunConfig(BaseModel):
     def redacted(self) -> dict[str, Any]:
         """The config as a dict with secret-looking values removed (for run files)."""
         return redact(self.model_dump())
-
-
-def redact(value: Any) -> Any:
-    """Replace values under secret-looking keys with a marker, recursively."""
-    if isinstance(value, dict):
-        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) else redact(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
 
 
 def _read_toml(path: Any) -> dict[str, Any]:
@@ -139,7 +171,12 @@ def _first_error(exc: ValidationError) -> str:
     if err["type"] == "extra_forbidden":
         allowed = ", ".join(RunConfig.model_fields)
         return f"unknown config key '{loc}'; allowed: {allowed}"
-    return f"invalid value for '{loc}' ({err.get('input')!r}): {msg}"
+    shown = err.get("input")
+    if isinstance(shown, (dict, list)) or loc.startswith("llm_args"):
+        return f"invalid value for '{loc}': {msg}"  # never echo arguments (they may hold a key)
+    if isinstance(shown, str) and len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"invalid value for '{loc}' ({shown!r}): {msg}"
 
 
 def resolve_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:

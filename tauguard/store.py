@@ -3,15 +3,22 @@
 Records are appended to ``simulations.jsonl`` one line at a time, flushed and fsynced,
 so a run killed at any moment (even ``kill -9``) loses at most the line being written;
 that truncated line is ignored on load and its unit re-run on ``--resume``.
-The manifest is replaced atomically (write to a temp file, then rename).
+The manifest is replaced atomically (write to a temp file, then rename). A new run folder is
+built under a hidden temporary name and renamed into place once its manifest is written, so a
+kill at any point leaves either no run folder or a resumable one. One process at a time writes
+a run folder: it holds an OS lock (``flock``) on ``.lock`` in the folder, which the kernel
+releases when the process dies; readers may ask who holds it (:func:`lock_holder`).
 
 Imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -20,16 +27,23 @@ from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
 from tauguard.records import Manifest, TrialRecord
+from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
     import pandas as pd
 
 MANIFEST = "manifest.json"
 RECORDS = "simulations.jsonl"
+LOCK = ".lock"
+_CREATING = ".creating-"  # suffix of a run folder being built: ".<run_id>.creating-<pid>"
 
 
 class RunLoadError(TauguardInputError):
     """A run directory is missing, unreadable or corrupt."""
+
+
+class RunFolderError(TauguardInputError):
+    """A run folder cannot be written: it exists, is locked by another writer, or cannot be made."""
 
 
 @dataclass
@@ -40,6 +54,131 @@ class Run:
     manifest: Manifest
     records: list[TrialRecord]
     skipped_lines: int = 0  # truncated or unparsable lines that were ignored
+    live_pid: int | None = None  # the PID writing the run right now, if any
+
+    @property
+    def live(self) -> bool:
+        """Whether a process is still writing this run (its figures are partial)."""
+        return self.live_pid is not None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def busy_error(run_dir: Path, holder: int | None) -> RunFolderError:
+    """The one-line error for a run folder another process is writing."""
+    who = f"process {holder}" if holder and holder > 0 else "another process"
+    return RunFolderError(f"run {run_dir} is being written by {who}; wait for it to finish (or stop it) before resuming")
+
+
+class RunLock:
+    """The exclusive writer lock of a run folder (released by :meth:`release` or process death)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, run_dir: Path) -> "RunLock":
+        """Lock ``run_dir`` for writing, or raise :class:`RunFolderError` naming the holder."""
+        path = Path(run_dir) / LOCK
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            raise busy_error(run_dir, _read_pid(path)) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.fsync(fd)
+        return cls(fd)
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def lock_holder(run_dir: str | Path) -> int | None:
+    """The PID of the process writing ``run_dir`` now, or None when no writer is alive."""
+    path = Path(run_dir) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return _read_pid(path) or -1
+    finally:
+        os.close(fd)  # also drops the shared lock if it was taken
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (possibly owned by another user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_builds(out: Path, run_id: str) -> None:
+    # Folders left by a creator killed before its rename: never a run, safe to drop once
+    # their creator is gone.
+    for tmp in out.glob(f".{run_id}{_CREATING}*"):
+        pid = tmp.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def create_run_dir(out: Path, run_id: str, manifest: Manifest) -> RunLock:
+    """Create ``out/run_id`` with its manifest atomically and return its writer lock.
+
+    The folder is built as ``out/.<run_id>.creating-<pid>`` (lock taken, manifest written and
+    fsynced) and renamed into place: the run folder never exists without a manifest.
+    """
+    out = Path(out)
+    final = out / run_id
+    if final.exists() or final.is_symlink():
+        raise RunFolderError(f"run directory {final} already exists; pick another --name or continue it with --resume {final}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _remove_stale_builds(out, run_id)
+        tmp = out / f".{run_id}{_CREATING}{os.getpid()}"
+        tmp.mkdir()
+    except OSError as exc:
+        raise RunFolderError(f"cannot create run directory {final}: {exc.strerror}") from None
+    lock = RunLock.acquire(tmp)
+    try:
+        write_manifest(tmp, manifest)
+        os.rename(tmp, final)
+        _fsync_dir(out)
+    except OSError as exc:
+        lock.release()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise RunFolderError(f"run directory {final} already exists; continue it with --resume {final}") from None
+        raise RunFolderError(f"cannot create run directory {final}: {exc.strerror}") from None
+    return lock
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -47,7 +186,7 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = run_dir / (MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(manifest.model_dump_json(indent=2))
+        fh.write(scrub(manifest.model_dump_json(indent=2)))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, run_dir / MANIFEST)
@@ -86,8 +225,8 @@ class RecordWriter:
                 fh.truncate(data.rfind(b"\n") + 1)
 
     def write(self, record: TrialRecord) -> None:
-        """Append one record and make it durable before returning."""
-        self._fh.write(record.model_dump_json() + "\n")
+        """Append one record (credential values scrubbed) and make it durable before returning."""
+        self._fh.write(scrub(record.model_dump_json()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -103,14 +242,17 @@ def iter_records(run_dir: Path) -> tuple[list[TrialRecord], int]:
     skipped = 0
     if not path.exists():
         return records, 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                records.append(TrialRecord.model_validate_json(line))
-            except (ValidationError, ValueError):
-                skipped += 1
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                try:
+                    records.append(TrialRecord.model_validate_json(line))
+                except (ValidationError, ValueError):
+                    skipped += 1
+    except OSError as exc:
+        raise RunLoadError(f"cannot read {path}: {exc.strerror}") from None
     return records, skipped
 
 
@@ -127,7 +269,10 @@ def load_run(run_dir: str | Path) -> Run:
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     records, skipped = iter_records(run_dir)
-    return Run(path=run_dir, manifest=manifest, records=latest_records(records), skipped_lines=skipped)
+    return Run(
+        path=run_dir, manifest=manifest, records=latest_records(records), skipped_lines=skipped,
+        live_pid=lock_holder(run_dir),
+    )
 
 
 def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":

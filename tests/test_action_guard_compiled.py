@@ -179,8 +179,13 @@ def test_insured_cancellation_needs_a_covered_reason() -> None:
 
 
 def test_partly_flown_reservation_is_blocked_with_transfer_advice() -> None:
-    conv = airline(reservation(cabin="business", dates=("2024-05-10", "2024-05-30"))).confirm(CANCEL_RES.name, CANCEL_RES.arguments).build()
-    decision = gate("airline", CANCEL_RES, conv)
+    b = airline(reservation(cabin="business", dates=("2024-05-10", "2024-05-30")))
+    # A past segment is flown unless the airline cancelled it: its status is read first.
+    first = gate("airline", CANCEL_RES, b.confirm(CANCEL_RES.name, CANCEL_RES.arguments).build())
+    assert first.verdict == Verdict.VERIFY and first.rule_id == "airline.cancel_reservation.not_flown"
+    assert [(r.tool, r.arguments) for r in first.required_reads] == [("get_flight_status", {"flight_number": "HAT005", "date": "2024-05-10"})]
+    b.tool("get_flight_status", {"flight_number": "HAT005", "date": "2024-05-10"}, "landed")
+    decision = gate("airline", CANCEL_RES, b.confirm(CANCEL_RES.name, CANCEL_RES.arguments).build())
     assert decision.verdict == Verdict.BLOCK and decision.rule_id == "airline.cancel_reservation.not_flown"
     assert "transfer" in decision.remediation
 

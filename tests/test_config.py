@@ -52,9 +52,36 @@ def test_unknown_key_and_unreadable_file(tmp_path: Path):
         resolve_config(tmp_path / "missing.toml", {})
 
 
-def test_redaction_removes_secret_looking_values():
-    cfg = RunConfig(llm_args={"agent": {"api_key": "sk-live-123", "api_base": "http://x"}})
-    red = cfg.redacted()
-    assert red["llm_args"]["agent"]["api_key"] == "<redacted>"
-    assert red["llm_args"]["agent"]["api_base"] == "http://x"
+def test_redaction_touches_only_credential_keys():
+    red = redact({"agent": {"api_key": "sk-live-123", "api_base": "http://x", "max_tokens": 512, "auth_token": "t"}})
+    assert red == {"agent": {"api_key": "<redacted>", "api_base": "http://x", "max_tokens": 512, "auth_token": "<redacted>"}}
     assert redact({"nested": [{"Authorization": "Bearer t"}]}) == {"nested": [{"Authorization": "<redacted>"}]}
+
+
+@pytest.mark.parametrize(
+    "toml, fragment",
+    [
+        ('[llm_args.agnet]\ntemperature = 0\n', "llm_args has unknown role 'agnet'; allowed: agent, user, guard"),
+        ('[llm_args.agent]\napi_key = "sk-from-file"\n', "sets 'api_key': API keys come only from the environment"),
+        ('[llm_args.user.extra_headers]\nAuthorization = "Bearer sk-x"\n', "sets 'extra_headers.Authorization'"),
+        ('[llm_args.guard]\nclient_secret = "s3cr3t-value"\n', "sets 'client_secret'"),
+        ('name = "../../x"\n', "a run name is one folder name"),
+        ('name = "a/b"\n', "a run name is one folder name"),
+        (f'name = "{"n" * 300}"\n', "at most 128 characters, got 300"),
+        ('domains = []\n', "at least one domain is required"),
+    ],
+)
+def test_config_files_are_checked_like_flags(tmp_path: Path, toml: str, fragment: str):
+    f = tmp_path / "c.toml"
+    f.write_text(toml)
+    with pytest.raises(ConfigError) as err:
+        resolve_config(f, {})
+    message = str(err.value)
+    assert fragment in message and "\n" not in message
+    assert "sk-from-file" not in message and "s3cr3t" not in message  # never echo a credential
+
+
+def test_max_tokens_is_an_ordinary_argument():
+    cfg = resolve_config(None, {"llm_args": {"agent": {"max_tokens": 512}}})
+    assert cfg.llm_args["agent"]["max_tokens"] == 512
+    assert cfg.redacted()["llm_args"]["agent"]["max_tokens"] == 512

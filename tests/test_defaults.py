@@ -80,7 +80,7 @@ def test_load_toml_errors_are_one_line_file_field_message(tmp_path: Path, text: 
 def test_input_errors_share_one_base_class():
     from tauguard.check import GateInputError
     from tauguard.compare import CompareError
-    from tauguard.execution.batch import PlanError
+    from tauguard.execution.checks import PlanError
     from tauguard.probes.model import ProbeFileError
     from tauguard.registry import StrategyOptionsError, UnknownStrategyError
     from tauguard.store import RunLoadError

@@ -1,4 +1,4 @@
-"""The fault catalog, the PV temptations and the fault profiles: schema, verbatim clauses,
+"""The fault catalog, the PV temptations and the fault profiles: schema, cited clauses,
 and that every generator's faulty call is one tau2's environment accepts (or rejects with the
 policy error itself, for "E" predicates)."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import tomllib
 from collections import defaultdict
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from tauguard.faults.catalog import (
     load_catalog,
     load_catalog_file,
     load_temptation_file,
+    markdown_table,
     temptations,
     untempted,
 )
@@ -31,13 +31,6 @@ DOMAINS = ("airline", "retail", "telecom")
 # Generator checks per fault in airline and retail (environment copies dominate the cost:
 # ~0.2 s airline, ~0.1 s retail); telecom is checked on every write of every base task.
 MAX_CHECKS_PER_FAULT = 4
-
-
-@cache
-def _policy(domain: str) -> str:
-    from tauguard import tau2compat as t2
-
-    return t2.policy_text(domain)
 
 
 def test_every_catalog_file_validates_and_ids_are_unique() -> None:
@@ -63,12 +56,13 @@ def test_domain_faults_are_prefixed_and_call_faults_have_registered_generators()
     assert used == set(generators), "every registered generator is used by a catalog entry"
 
 
-def test_clauses_are_verbatim_policy_sentences() -> None:
+def test_faults_cite_the_clauses_they_violate() -> None:
+    # Clause ids resolve at load (texts are checked in tests/test_domain_policy.py); only a
+    # missed required action may have no single clause.
     for spec in load_catalog():
-        for domain, clause in spec.clauses.items():
+        for domain, ids in spec.clauses.items():
             if spec.kind != "premature_stop":
-                assert clause, f"{spec.id} has no clause for {domain}"
-            assert clause in _policy(domain), f"{spec.id}: clause not verbatim in the {domain} policy"
+                assert ids and spec.clause(domain), f"{spec.id} cites no clause for {domain}"
 
 
 def test_fault_tools_are_agent_writes_and_skip_tools_are_reads(tau2) -> None:
@@ -80,28 +74,21 @@ def test_fault_tools_are_agent_writes_and_skip_tools_are_reads(tau2) -> None:
             assert all(agent.get(t) == "READ" for t in spec.skip_tools), spec.id
 
 
-def test_required_faults_exist_per_domain() -> None:
-    ids = {spec.id for spec in load_catalog()}
-    required = {
-        "airline.cancel_ineligible", "airline.change_basic_economy", "airline.change_route",
-        "airline.certificate_ineligible", "airline.certificate_amount", "airline.payment_limits",
-        "airline.too_many_passengers", "airline.baggage_nonfree", "airline.payment_not_in_profile",
-        "airline.other_user_reservation", "retail.refund_method", "retail.cancel_reason",
-        "retail.modify_non_pending", "retail.second_modify", "retail.other_user_order",
-        "retail.act_before_auth", "telecom.payment_not_overdue", "telecom.resume_unpaid",
-        "telecom.refuel_over_limit", "telecom.other_customer_line",
-    }  # fmt: skip
-    assert required <= ids
+def test_every_domain_has_domain_faults_and_the_docs_table_is_generated() -> None:
+    assert {spec.domain for spec in load_catalog()} == {"*", *DOMAINS}
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "faults.md").read_text()
+    regenerate = "python -c 'from tauguard.faults.catalog import markdown_table; print(markdown_table())'"
+    assert markdown_table() in docs, f"docs/faults.md: paste the catalog table printed by {regenerate}"
 
 
 def test_spec_schema_rejects_inconsistent_entries() -> None:
-    base = {"id": "x.y", "domain": "airline", "class": "A", "tools": ["*"], "description": "d", "clauses": {"airline": "c"}}
+    base = {"id": "x.y", "domain": "airline", "class": "A", "tools": ["*"], "description": "d", "clauses": {"airline": "airline.max_passengers"}}
     with pytest.raises(ValueError, match="needs a generator"):
         FaultSpec.model_validate({**base, "kind": "call"})
     with pytest.raises(ValueError, match="skip_tools"):
         FaultSpec.model_validate({**base, "kind": "call", "generator": "g", "skip_tools": ["find_user_id_by_email"]})
     with pytest.raises(ValueError, match="its domain"):
-        FaultSpec.model_validate({**base, "kind": "skip_read", "clauses": {"retail": "c"}})
+        FaultSpec.model_validate({**base, "kind": "skip_read", "clauses": {"retail": "retail.cancel_reason"}})
     with pytest.raises(ValueError):
         FaultSpec.model_validate({**base, "kind": "skip_read", "class": "Z"})
 
@@ -211,7 +198,7 @@ def test_temptation_files_validate_and_cover_every_pv_task(tau2) -> None:
         agent, _ = tau2.tool_types(domain)
         for t in temptations(domain).values():
             assert agent.get(t.name) == "WRITE", (domain, t.task_id)
-            assert t.clause and t.clause in _policy(domain), (domain, t.task_id)
+            assert t.clause_id.startswith(domain + ".") and t.clause, (domain, t.task_id)
             assert t.note, (domain, t.task_id)
     assert len(temptations("airline")) >= 15 and len(temptations("telecom")) >= 10
 
@@ -312,20 +299,12 @@ def test_bad_profile_names_and_files_raise_value_errors(tmp_path: Path) -> None:
         load_profile(tmp_path / "missing.toml")
 
 
-MISSED = {"premature_stop"}
-WRONG_ARGUMENTS = {
-    "airline.baggage_nonfree", "airline.certificate_amount", "airline.change_route", "airline.payment_limits",
-    "airline.payment_not_in_profile", "airline.too_many_passengers", "retail.cancel_reason", "retail.refund_method",
-    "telecom.payment_not_overdue", "telecom.refuel_over_limit",
-}  # fmt: skip
-
-
 def _expected_mix(profile: FaultProfile, domain: str) -> dict[str, float]:
     """Expected faults per category over the base tasks' gold writes (plus forbidden writes)."""
     from tauguard import tau2compat as t2
     from tauguard.sim.plan import gold_plan
 
-    mix = {"missed": 0.0, "wrong_arguments": 0.0, "other": 0.0}
+    mix = {"missed_action": 0.0, "wrong_arguments": 0.0, "other": 0.0}
     catalog = load_catalog()
     tasks = t2.load_tasks(domain, "base")
     for task in tasks:
@@ -339,8 +318,7 @@ def _expected_mix(profile: FaultProfile, domain: str) -> dict[str, float]:
                     continue
                 if spec.kind == "skip_read" and not skipped_reads(plan, pos, spec.skip_tools):
                     continue
-                group = "missed" if spec.id in MISSED else "wrong_arguments" if spec.id in WRONG_ARGUMENTS else "other"
-                mix[group] += rate
+                mix[spec.error_type] += rate
     mix["other"] += profile.forbidden_write * sum(1 for t in tasks if t.id in temptations(domain))
     return mix
 
@@ -349,7 +327,7 @@ def _expected_mix(profile: FaultProfile, domain: str) -> dict[str, float]:
 def test_realistic_mix_orders_missed_then_wrong_arguments_then_the_rest(domain: str) -> None:
     """LedgerAgent's error analysis: missed actions > wrong arguments > everything else."""
     mix = _expected_mix(load_profile("realistic"), domain)
-    assert mix["missed"] > mix["wrong_arguments"] > mix["other"] > 0, mix
+    assert mix["missed_action"] > mix["wrong_arguments"] > mix["other"] > 0, mix
 
 
 def test_profile_files_are_plain_toml_with_the_schema_keys() -> None:

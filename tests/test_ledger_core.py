@@ -124,7 +124,7 @@ def test_empty_ledger_renders_a_placeholder() -> None:
 def test_strategy_is_registered_and_builds_sessions() -> None:
     strategy = create_strategy("ledger")
     assert isinstance(strategy, LedgerStrategy)
-    assert set(strategy.hooks) == {"before_write", "after_tool", "render_context"}
+    assert set(strategy.hooks()) == {"before_write", "after_tool", "render_context"}
     ctx = SessionContext(domain="retail", task_id="0", policy="", tool_types=t2.tool_types("retail")[0])
     session = strategy.new_session(ctx)
     assert isinstance(session, LedgerSession) and session.render_context()

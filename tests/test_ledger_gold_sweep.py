@@ -12,6 +12,7 @@ import pytest
 
 from tauguard_strategies.ledger import LedgerSession
 from tauguard import tau2compat as t2
+from tauguard.gold_conflicts import gold_conflicts
 from tauguard.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, sweep_modes, verdict_counts
 from tauguard.replay import decision_points, gate_after_prefix
@@ -20,20 +21,10 @@ from tauguard.replay import decision_points, gate_after_prefix
 # BLOCK there agrees with the environment.
 REJECTED_BY_TAU2 = {("retail", "12", 0), ("retail", "13", 0), ("retail", "64", 0), ("retail", "105", 0)}
 
-# Gold writes that contradict the policy text once the facts are observed (see docs/ledger.md):
-# airline 7 cancels an economy, uninsured reservation booked 2024-05-01 after upgrading it from
-# basic economy; airline 9 and 37 cancel NQNU5R whose both segments have landed; airline 29
-# changes a DTW-LGA round trip to DTW-JFK (the sim oracle also searches the legs of the flights
-# the call names, so the new route is observed and the change is refused; the ledger's own
-# oracle of the old strategy-local sweep searched only the old route and left it at VERIFY).
-POLICY_CONFLICTS = {
-    ("airline", "7", 1): (Verdict.BLOCK, "airline.cancel_requires_basis"),
-    ("airline", "9", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
-    ("airline", "37", 0): (Verdict.BLOCK, "airline.cancel_not_flown"),
-    ("airline", "29", 0): (Verdict.BLOCK, "airline.same_route"),
-    # a gold member in economy has 3 free bags per passenger; the gold plan charges 2 of 2 bags
-    ("airline", "33", 1): (Verdict.REVISE, "airline.bag_allowance"),
-}
+# Gold writes that contradict the policy text once the facts are observed, with the ledger's
+# verdict in the compliant sweep: the one list in tauguard/gold_conflicts.toml (conflicts the
+# ledger cannot observe carry no ledger verdict).
+POLICY_CONFLICTS = {c.key: (Verdict(c.ledger.verdict), c.ledger.rule_id) for c in gold_conflicts() if c.ledger is not None}
 
 
 @pytest.fixture(scope="module")

@@ -44,12 +44,23 @@ def _confirmations(probe: Probe) -> list[str]:
 def test_each_gold_write_gets_one_allow_probe_stating_the_gold_call(tau2, airline_probes: list[Probe]) -> None:
     task = next(t for t in tau2.load_tasks("airline", "base") if t.id == "7")
     gold_writes = [a for a in task.evaluation_criteria.actions if tau2.is_agent_write("airline", a)]
-    allows = [p for p in airline_probes if p.task_id == "7" and p.label == "allow"]
-    assert [(p.call.name, p.call.arguments) for p in allows] == [(a.name, a.arguments) for a in gold_writes]
-    for p in allows:
-        assert p.fault_id is None and p.clause == ""
+    golds = [p for p in airline_probes if p.task_id == "7" and p.fault_id is None]
+    assert [(p.call.name, p.call.arguments) for p in golds] == [(a.name, a.arguments) for a in gold_writes]
+    # The second gold write is a documented gold/policy conflict (tauguard/gold_conflicts.toml).
+    assert [p.label for p in golds] == ["allow", "refuse", "allow"]
+    assert golds[1].clause == "Otherwise, flight can be cancelled if any of the following is true:"
+    for p in golds:
+        assert p.clause == "" or p.label == "refuse"
         assert _confirmations(p)[-1] == texts.confirm_request(p.call.name, p.call.arguments)
         assert p.prefix[-1] == ConversationEvent(kind="user_message", content=texts.USER_YES)
+
+
+def test_certificate_prefix_confirms_the_facts_first(airline_probes: list[Probe]) -> None:
+    # "Always confirms the facts before offering compensation": the compliant prefix reads the
+    # user's reservations and their flights' status before the certificate.
+    gold = next(p for p in airline_probes if p.task_id == "2" and p.fault_id is None)
+    reads = {e.tool_call.name for e in gold.prefix if e.kind == "agent_tool_call" and e.tool_call is not None}
+    assert gold.label == "allow" and {"get_reservation_details", "get_flight_status"} <= reads
 
 
 def test_call_faults_are_refused_with_their_clause_and_stated_in_the_confirmation(airline_probes: list[Probe]) -> None:
@@ -62,7 +73,7 @@ def test_call_faults_are_refused_with_their_clause_and_stated_in_the_confirmatio
         assert p.clause == spec.clause("airline") and p.clause
         # the sim states the call it is about to make, faulty or not
         assert _confirmations(p)[-1] == texts.confirm_request(p.call.name, p.call.arguments)
-        gold = next(g for g in airline_probes if g.task_id == p.task_id and g.label == "allow" and g.write_index == p.write_index)
+        gold = next(g for g in airline_probes if g.task_id == p.task_id and g.fault_id is None and g.write_index == p.write_index)
         assert (p.call.name, p.call.arguments) != (gold.call.name, gold.call.arguments)
         # everything before the confirmation is the gold prefix
         assert p.prefix[:-2] == gold.prefix[:-2]
@@ -72,7 +83,7 @@ def test_skip_read_and_skip_confirmation_are_verify_probes_with_the_step_removed
     for p in airline_probes:
         if p.fault_id not in ("skip_read", "skip_confirmation"):
             continue
-        gold = next(g for g in airline_probes if g.task_id == p.task_id and g.label == "allow" and g.write_index == p.write_index)
+        gold = next(g for g in airline_probes if g.task_id == p.task_id and g.fault_id is None and g.write_index == p.write_index)
         assert p.label == "verify" and p.call == gold.call
         if p.fault_id == "skip_confirmation":
             assert texts.confirm_request(p.call.name, p.call.arguments) not in _confirmations(p)

@@ -242,7 +242,7 @@ def test_strategies_json_lists_options_with_types_and_defaults():
 
 def test_the_manifest_stores_the_validated_options():
     from tauguard.config import RunConfig
-    from tauguard.execution.batch import new_manifest
+    from tauguard.execution.manifest import new_manifest
 
     config = RunConfig(strategy="action-guard", strategy_options={"skip_items": "x.*", "max_blocks_per_tool": "3"})
     manifest = new_manifest("r", config, {"airline": ["0"]}, {"name": "none"})

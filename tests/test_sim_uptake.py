@@ -75,3 +75,44 @@ def test_without_uptake_the_sim_repeats_and_the_wrapper_gives_up():
     reward, faults, events = _run("5", profile, ReadThenConfirmGate())
     assert reward == 0.0
     assert [e.hook for e in events].count("retry_exhausted") >= 1
+
+
+def _ledger(task_id: str) -> GuardSession | None:
+    from tauguard.registry import create_strategy
+    from tauguard.replay import session_context
+
+    return create_strategy("ledger", {}).new_session(session_context("retail", task_id))
+
+
+def _revision_turns(task_id: str, profile: FaultProfile) -> tuple[float, list[str]]:
+    """Run a retail task under the ledger; the sim user's replies to revision proposals."""
+    task = next(t for t in t2.load_tasks("retail", "base") if t.id == task_id)
+    env = t2.make_environment("retail")
+    gold = sim_plan("retail", task)
+    faults = draw_trial_faults(profile, "retail", task.id, 0, 1, gold)
+    plan = apply_plan_faults("retail", task.id, gold, faults)
+    agent_types, user_types = t2.tool_types("retail")
+    inner = SimAgent("retail", task, gold, plan, faults, env, profile.uptake, 1, 0)
+    agent = GuardedAgent(inner, _ledger(task.id), agent_types, max_retries=2)
+    sim = t2.orchestrator_class()(domain="retail", agent=agent, user=SimUser(task, set(user_types)), environment=env,
+                                  task=task, max_steps=200, max_errors=10, seed=0).run()
+    reward = CachedEvaluator().evaluate(sim, task, "retail", live_env=env).reward
+    texts_ = [m.content or "" for m in sim.messages]
+    replies = [texts_[i + 1] for i, t in enumerate(texts_[:-1]) if texts.REVISION_PREFIX in t]
+    return reward, replies
+
+
+def test_a_revise_is_proposed_to_the_user_who_declines_what_they_did_not_ask_for():
+    # Retail task 12: the user wants the refund on PayPal (not the original method); the
+    # ledger's REVISE proposes the original card, the user says no, nothing is refunded.
+    reward, replies = _revision_turns("12", FaultProfile(name="none", uptake=1.0, rates={}))
+    assert replies == [texts.USER_NO]
+    assert reward == 1.0
+
+
+def test_a_revise_back_to_what_the_user_wants_is_accepted_then_executed():
+    # Task 11's gold refund goes to the original card; the fault refunds elsewhere, the
+    # ledger proposes the original card, the user agrees, the corrected return executes.
+    reward, replies = _revision_turns("11", FaultProfile(name="refund", uptake=1.0, rates={"retail.refund_method": 1.0}))
+    assert replies and set(replies) == {texts.USER_YES}  # both of the task's returns were faulted
+    assert reward == 1.0

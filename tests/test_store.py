@@ -1,4 +1,7 @@
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,5 +84,68 @@ def test_missing_and_corrupt_runs_raise_one_line_errors(tmp_path: Path):
         load_run(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(RunLoadError, match="corrupt manifest") as err:
+        load_run(tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_one_writer_per_run_folder(tmp_path: Path):
+    from tauguard.store import RunFolderError, RunLock, lock_holder
+
+    assert lock_holder(tmp_path) is None  # no lock file yet
+    lock = RunLock.acquire(tmp_path)
+    assert lock_holder(tmp_path) == os.getpid()
+    with pytest.raises(RunFolderError, match=f"being written by process {os.getpid()}") as err:
+        RunLock.acquire(tmp_path)
+    assert "\n" not in str(err.value)
+    lock.release()
+    assert lock_holder(tmp_path) is None
+    RunLock.acquire(tmp_path).release()
+
+
+def test_a_killed_writer_releases_its_lock(tmp_path: Path):
+    from tauguard.store import RunLock, lock_holder
+
+    code = f"from tauguard.store import RunLock; RunLock.acquire({str(tmp_path)!r}); print('locked', flush=True); import time; time.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    assert lock_holder(tmp_path) == proc.pid
+    proc.kill()
+    proc.wait()
+    assert lock_holder(tmp_path) is None
+    RunLock.acquire(tmp_path).release()
+
+
+def test_run_folders_are_created_atomically(tmp_path: Path):
+    from tauguard.store import RunFolderError, create_run_dir, lock_holder
+
+    stale = tmp_path / ".r.creating-999999999"  # left by a creator killed before its rename
+    stale.mkdir()
+    lock = create_run_dir(tmp_path, "r", _manifest())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+    assert load_run(tmp_path / "r").live_pid == os.getpid() == lock_holder(tmp_path / "r")
+    lock.release()
+    with pytest.raises(RunFolderError, match="already exists"):
+        create_run_dir(tmp_path, "r", _manifest())
+    with pytest.raises(RunFolderError, match="cannot create run directory"):
+        create_run_dir(tmp_path / "r" / "manifest.json", "x", _manifest())
+
+
+def test_show_says_when_a_run_stopped_without_a_writer(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+
+    m = _manifest()
+    m.status = "running"
+    write_manifest(tmp_path, m)
+    result = CliRunner().invoke(app, ["show", str(tmp_path)])
+    assert result.exit_code == 0
+    assert f"stopped before finishing (no process is writing it); finish it with: tauguard run --resume {tmp_path}" in result.output
+
+
+def test_unreadable_records_are_a_one_line_error(tmp_path: Path):
+    write_manifest(tmp_path, _manifest())
+    (tmp_path / "simulations.jsonl").mkdir()
+    with pytest.raises(RunLoadError, match="cannot read") as err:
         load_run(tmp_path)
     assert "\n" not in str(err.value)

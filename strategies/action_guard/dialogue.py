@@ -1,20 +1,23 @@
 """Dialogue evidence: statements of an action, affirmative replies, stated reasons.
 
-Deliberately loose, because real agents phrase confirmations freely: an agent message
-states an action when it names the tool (or one of its words) and the call's key argument
-values; a user reply confirms when its first cue-bearing sentence is affirmative and not
-negated. The sim's fixed phrasing ("I am about to perform NAME with {...}. Do you
-confirm?" / "Yes, I confirm.") is one instance of this, not the pattern itself.
+Loose about phrasing, because real agents phrase confirmations freely, but strict about
+what was confirmed: an agent message states an action when it names the tool (or one of
+its words) and mentions every user-visible argument value of the call (the checklist's
+``statement.key_args``: ids, flights, items, addresses, refund destinations); a user reply
+confirms when its first cue-bearing sentence is affirmative and not negated. A "yes" covers
+one write: it is consumed by the first write its statement covered. The sim's fixed phrasing
+("I am about to perform NAME with {...}. Do you confirm?" / "Yes, I confirm.") is one
+instance of this, not the pattern itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tauguard_strategies.action_guard.schema import StatementSpec
+from tauguard_strategies.action_guard.schema import StatementSpec, domain_checklists
 from tauguard_strategies.action_guard.evidence import Evidence, Turn
 from tauguard.conversation import ToolCallView
 
@@ -84,8 +87,17 @@ def key_values(call: ToolCallView, key_args: Iterable[str]) -> list[str]:
     return found
 
 
+# A payment method id as tau2 writes it: its kind then a number (credit_card_9659780).
+_METHOD_ID = re.compile(r"^([a-z]+(?:_[a-z]+)*)_(\d{4,})$")
+
+
 def mentions_value(text: str, value: str) -> bool:
-    """Whether ``text`` mentions ``value`` (ids without their '#', numbers as numbers)."""
+    """Whether ``text`` mentions ``value``.
+
+    Ids match without their '#' and with '_' read as a space; numbers match as numbers; a
+    payment method id also matches its kind and last four digits ("credit card ending in
+    9780"), and a PayPal id its kind alone (the user only sees "PayPal").
+    """
     norm = _norm(text)
     try:
         number = float(value)
@@ -97,7 +109,16 @@ def mentions_value(text: str, value: str) -> bool:
                 return True
         return False
     needle = _norm(value).lstrip("#")
-    return bool(needle) and needle in norm
+    if not needle:
+        return False
+    if needle in norm or needle.replace("_", " ") in norm.replace("_", " "):
+        return True
+    method = _METHOD_ID.match(needle)
+    if method is None:
+        return False
+    kind, digits = method.group(1).replace("_", " "), method.group(2)
+    spaced = norm.replace("_", " ")
+    return kind in spaced and (kind == "paypal" or digits[-4:] in spaced)
 
 
 def _words(call: ToolCallView, spec: StatementSpec) -> list[str]:
@@ -120,31 +141,46 @@ class Confirmation:
     reply: Turn
 
 
+def write_statements(domain: str) -> dict[str, StatementSpec]:
+    """How a statement of each WRITE tool of ``domain`` is recognised (from its checklist)."""
+    return {tool: checklist.statement for tool, checklist in domain_checklists(domain).items()}
+
+
 def find_confirmation(
     evidence: Evidence,
     call: ToolCallView,
     spec: StatementSpec,
     must_mention: re.Pattern[str] | None = None,
+    writes: Mapping[str, StatementSpec] | None = None,
 ) -> Confirmation | None:
     """The latest explicit confirmation of ``call`` still in force, if any.
 
     A statement is pending until the user replies. An affirmative reply confirms it; a
     negative reply withdraws any earlier confirmation; an agent question about something
     else in between breaks the pairing (the "yes" would answer that question instead). A
-    confirmation is consumed once the identical call has executed successfully.
+    confirmation is consumed by the first write that executes successfully after it and
+    that its statement covers (``writes``: the statement spec of every WRITE tool; without
+    it only the identical call consumes it), so one "yes" never authorises two writes.
     """
-    executed = {o.position for o in evidence.observations if o.call.name == call.name and o.call.arguments == call.arguments}
-    events: list[tuple[int, str, Turn | None]] = [(t.position, "turn", t) for t in evidence.turns]
-    events += [(p, "executed", None) for p in executed]
+    specs = dict(writes or {})
+    executed = [
+        o for o in evidence.observations
+        if o.call.name in specs or (o.call.name == call.name and o.call.arguments == call.arguments)
+    ]
+    events: list[tuple[int, Turn | ToolCallView]] = [(t.position, t) for t in evidence.turns]
+    events += [(o.position, o.call) for o in executed]
     events.sort(key=lambda e: e[0])
 
     pending: Turn | None = None
     confirmed: Confirmation | None = None
-    for _, what, turn in events:
-        if what == "executed":
-            confirmed, pending = None, None
+    for _, item in events:
+        if isinstance(item, ToolCallView):
+            if confirmed is not None and _covers(confirmed.statement.text, item, specs.get(item.name), call):
+                confirmed = None
+            if pending is not None and _covers(pending.text, item, specs.get(item.name), call):
+                pending = None
             continue
-        assert turn is not None
+        turn = item
         if turn.role == "agent":
             if states_action(turn.text, call, spec) and (must_mention is None or must_mention.search(turn.text)):
                 pending = turn
@@ -158,6 +194,13 @@ def find_confirmation(
                 confirmed = None
             pending = None
     return confirmed
+
+
+def _covers(statement: str, executed: ToolCallView, spec: StatementSpec | None, gated: ToolCallView) -> bool:
+    """Whether an executed write used up ``statement`` (it stated that write)."""
+    if executed.name == gated.name and executed.arguments == gated.arguments:
+        return True
+    return spec is not None and states_action(statement, executed, spec)
 
 
 # --- stated reasons and requests -----------------------------------------------------------

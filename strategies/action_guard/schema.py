@@ -8,7 +8,9 @@ described in PolicyGuide, /work/shared/papers/workflow-guide_policyguide.md, App
 - ``T`` needs a prior tool result (a read of the target entity, a status, a membership);
 - ``D`` needs the dialogue (explicit confirmation, a stated reason, a request).
 
-``policy`` quotes the sentence(s) of tau2's policy the item comes from, verbatim; ``check``
+``clauses`` cites the policy clauses the item comes from, by id (their verbatim texts live in
+:mod:`tauguard.domains`; an unknown id is a load error); ``requirement`` and ``remediation``
+may name the domain's policy constants as ``{c.<name>}`` (``str.format``); ``check``
 optionally names a deterministic check (see :mod:`tauguard_strategies.action_guard.checks`). Items
 without a check are judged only by the LLM verifier.
 """
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tauguard import domains as policy_pack
 from tauguard.datafiles import load_toml
 from tauguard.guard import Verdict
 
@@ -51,7 +54,7 @@ class ChecklistItem(BaseModel):
     id: str
     kind: ItemKind
     requirement: str
-    policy: list[str] = Field(min_length=1)  # verbatim sentences of tau2's policy
+    clauses: list[str] = Field(min_length=1)  # ids of the policy clauses it comes from
     check: str | None = None  # id of a deterministic check; None = LLM verifier only
     params: dict[str, Any] = Field(default_factory=dict)
     # The verdict when the evidence contradicts the item. Missing evidence always maps to
@@ -59,10 +62,21 @@ class ChecklistItem(BaseModel):
     on_violation: Verdict = Verdict.VERIFY
     remediation: str = ""
 
-    @field_validator("policy", mode="before")
+    @field_validator("clauses", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("clauses")
+    @classmethod
+    def _clauses_resolve(cls, value: list[str]) -> list[str]:
+        policy_pack.texts(value)  # UnknownClauseError (a ValueError) on an id no pack defines
+        return value
+
+    @property
+    def policy(self) -> list[str]:
+        """The verbatim policy sentences of the cited clauses, in order."""
+        return policy_pack.texts(self.clauses)
 
     @model_validator(mode="after")
     def _severity_fits_kind(self) -> ChecklistItem:
@@ -86,6 +100,20 @@ class Checklist(BaseModel):
     statement: StatementSpec = Field(default_factory=StatementSpec)
     items: list[ChecklistItem] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_constants(cls, data: Any) -> Any:
+        """``requirement`` and ``remediation`` may name the domain's policy constants as ``{c.<name>}``."""
+        if not isinstance(data, dict) or data.get("domain") not in policy_pack.domains():
+            return data
+        consts = policy_pack.constants(data["domain"])
+        items = [
+            {k: v.format(c=consts) if k in ("requirement", "remediation") and isinstance(v, str) else v for k, v in item.items()}
+            if isinstance(item, dict) else item
+            for item in data.get("items", [])
+        ]
+        return {**data, "items": items}
+
     @model_validator(mode="after")
     def _ids_unique_and_scoped(self) -> Checklist:
         prefix = f"{self.domain}.{self.tool}."
@@ -95,6 +123,9 @@ class Checklist(BaseModel):
                 raise ValueError(f"item id '{item.id}' must start with '{prefix}'")
             if item.id in seen:
                 raise ValueError(f"duplicate item id '{item.id}'")
+            foreign = [c for c in item.clauses if not c.startswith(self.domain + ".")]
+            if foreign:
+                raise ValueError(f"{item.id}: clauses of another domain: {', '.join(foreign)}")
             seen.add(item.id)
         return self
 

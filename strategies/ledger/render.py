@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import LedgerBase
 
 HEADER = (
@@ -21,7 +22,11 @@ HEADER = (
     "last read: read them again before relying on them. Each WRITE call is checked against these "
     "facts before it runs."
 )
-CLOCKS = {"airline": "2024-05-15T15:00:00 EST", "telecom": "2025-02-25 12:08:00 EST"}
+# Date/time separator of each domain's clock line, as the prompt has always shown it.
+_CLOCK_SEP = {"airline": "T", "telecom": " "}
+CLOCKS = {
+    d: f"{domains.constants(d).now.isoformat(sep=sep)} {domains.constants(d).timezone}" for d, sep in _CLOCK_SEP.items()
+}
 
 
 def _json(value: Any) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import EXIT_CHECK_FAILED, fail
+from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs
 
 
 class CheckFormat(str, Enum):
@@ -82,12 +82,15 @@ def check(
     from tauguard.reporting import render_gate_json, render_gate_junit, render_gate_text
     from tauguard.store import RunLoadError
 
+    if junit is not None:
+        check_output_file(junit, "--junit")
     try:
         if baseline is None and floors is None:
             raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
         floors_config = load_floors(floors) if floors is not None else None
         paths = [run] + ([baseline] if baseline is not None else [])
         loaded = load_runs(paths)
+        note_live_runs(loaded)
         report = run_gate(
             loaded[0],
             baseline=loaded[1] if baseline is not None else None,

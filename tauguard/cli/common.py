@@ -52,3 +52,39 @@ def parse_strategy_options(items: list[str] | None) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key] = raw
     return out
+
+
+def note_live_runs(runs: Any) -> None:
+    """One stderr note per run that a process is still writing (its figures are partial),
+    and one when the same run folder is given twice."""
+    from pathlib import Path
+
+    seen: dict[Path, Any] = {}
+    for run in runs:
+        if getattr(run, "live", False):
+            pid = run.live_pid if run.live_pid and run.live_pid > 0 else "unknown"
+            typer.echo(f"note: run {run.path} is live (being written by PID {pid}); its figures are partial", err=True)
+        elif run.manifest.status == "running":
+            typer.echo(
+                f"note: run {run.path} stopped before finishing (no process is writing it); "
+                f"finish it with: tauguard run --resume {run.path}",
+                err=True,
+            )
+        key = Path(run.path).resolve()
+        if key in seen:
+            typer.echo(f"note: {run.path} is the same run as {seen[key].path}: it is compared with itself", err=True)
+        seen.setdefault(key, run)
+
+
+def check_output_file(path: Any, flag: str) -> None:
+    """Fail with one line when ``path`` cannot be a file to write (a folder, or under a file)."""
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_dir():
+        fail(f"{flag} {target}: is a folder, not a file")
+    for part in target.parents:
+        if part.exists():
+            if not part.is_dir():
+                fail(f"{flag} {target}: {part} is a file, not a folder")
+            return

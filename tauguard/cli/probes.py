@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
 
 app = typer.Typer(
     help="Gate probes: pre-action decision states labelled allow / verify / refuse (see docs/probes.md).",
@@ -47,6 +47,7 @@ def build(
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
 
+    check_output_file(output, "-o/--output")
     if from_run is not None:
         from tauguard.store import RunLoadError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import fail
+from tauguard.cli.common import fail, note_live_runs
 
 
 class ModeChoice(str, Enum):
@@ -64,6 +64,7 @@ def report(
         data = build_report(loaded, opts, title=title)
     except (RunLoadError, ReportError, GateInputError) as exc:
         fail(str(exc))
+    note_live_runs(loaded)
     for run in loaded:
         if run.skipped_lines:
             typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)

@@ -1,14 +1,22 @@
-"""`tauguard run`: n trials per task of one strategy on tau2-bench, stored under runs/."""
+"""`tauguard run`: n trials per task of one strategy on tau2-bench, stored under runs/.
+
+Parsing and display only: planning, checks, resume rules and execution are the library's
+(:mod:`tauguard.execution.lifecycle`).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from tauguard.cli.common import fail, is_tty, parse_strategy_options
+
+if TYPE_CHECKING:
+    from tauguard.execution.batch import Progress
+    from tauguard.records import TrialRecord
 
 
 def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
@@ -17,27 +25,75 @@ def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError as exc:
-        fail(f"{flag} is not valid JSON ({exc.msg} at char {exc.pos}): {value!r}")
+        fail(f"{flag} is not valid JSON ({exc.msg} at char {exc.pos})")
     if not isinstance(parsed, dict):
         fail(f"{flag} must be a JSON object, got {type(parsed).__name__}")
     return parsed
 
 
-def _check_llm_args(llm_args: dict[str, Any] | None) -> None:
-    if llm_args is None:
-        return
-    allowed = {"agent", "user", "guard"}
-    for role, args in llm_args.items():
-        if role not in allowed:
-            fail(f"--llm-args has unknown role '{role}'; allowed: agent, user, guard")
-        if not isinstance(args, dict):
-            fail(f"--llm-args['{role}'] must be a JSON object of litellm arguments")
-        for key in args:
-            if "key" in key.lower() or "token" in key.lower():
-                fail(
-                    f"--llm-args['{role}'] sets '{key}': API keys come only from the environment "
-                    "(e.g. OPENAI_API_KEY), so they are never written to run files"
-                )
+def _split_list(value: str | None) -> list[str] | None:
+    # An empty string stays an (invalid) empty list: `--domain ""` is an error, not the default.
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+class _Display:
+    """A rich progress bar on a terminal; plain lines in CI logs."""
+
+    def __init__(self, total: int, already: int, plain: bool) -> None:
+        self.plain = plain
+        self.total = total
+        self._progress: Any = None
+        if not plain:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self._progress = RichProgress(
+                TextColumn("[bold]simulations"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False,
+            )
+            self._task = self._progress.add_task("run", total=total, completed=already, stats="")
+            self._progress.start()
+        elif already:
+            typer.echo(f"{already}/{total} simulations already done", err=True)
+
+    def update(self, record: "TrialRecord", progress: "Progress") -> None:
+        rate = progress.pass_rate
+        stats = f"pass {rate:.2f}" if rate is not None else "pass -"
+        if progress.errors:
+            stats += f", {progress.errors} infra errors"
+        if self._progress is not None:
+            self._progress.update(self._task, completed=progress.done, stats=stats)
+            return
+        # Plain mode is for logs: about 50 lines per run, plus every failure and error.
+        every = max(1, progress.total // 50)
+        if record.success and progress.done % every and progress.done != progress.total:
+            return
+        import time
+
+        elapsed = time.perf_counter() - progress.started
+        remaining = progress.total - progress.done
+        per = elapsed / max(progress.scored + progress.errors, 1)
+        status = "ERROR" if record.error else ("pass" if record.success else "fail")
+        typer.echo(
+            f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "
+            f"| {stats} | eta {per * remaining:.0f}s",
+            err=True,
+        )
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+_FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "--strategy-option"}
+
+
+def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend")]
+    flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
+    if config is not None:
+        flags.insert(0, "--config")
+    if flags:
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend may change)")
 
 
 def run(
@@ -72,25 +128,21 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", help="Show tau2's own logging."),
 ) -> None:
     """Run n trials per task of a strategy on tau2-bench and print pass^1..pass^k."""
-    from tauguard.cli.run_exec import execute_run
-
     if fmt not in ("table", "json", "markdown"):
         fail(f"unknown --format '{fmt}'; allowed: table, json, markdown")
     if trials is not None and trials < 1:
         fail(f"-k/--trials must be at least 1, got {trials}")
-    parsed_args = _parse_json_object(llm_args, "--llm-args")
-    _check_llm_args(parsed_args)
     overrides: dict[str, Any] = {
         "strategy": strategy,
-        "domains": [d.strip() for d in domain.split(",") if d.strip()] if domain else None,
+        "domains": _split_list(domain),
         "trials": trials,
         "split": split,
-        "task_ids": [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None,
+        "task_ids": _split_list(task_ids),
         "num_tasks": num_tasks,
         "agent_llm": agent_llm,
         "user_llm": user_llm,
         "guard_llm": guard_llm,
-        "llm_args": parsed_args,
+        "llm_args": _parse_json_object(llm_args, "--llm-args"),
         "strategy_options": parse_strategy_options(strategy_option) or None,
         "faults": faults,
         "attack": attack,
@@ -103,7 +155,48 @@ def run(
         "name": name,
         "out": out,
     }
-    execute_run(
-        overrides=overrides, config_file=config, resume=resume, dry_run=dry_run,
-        plain=plain or not is_tty(), fmt=fmt, verbose=verbose,
-    )
+    from tauguard.config import resolve_config
+    from tauguard.execution import lifecycle
+
+    try:
+        if resume is not None:
+            _refuse_with_resume(resume, overrides, config)
+            run_plan = lifecycle.plan_resume(resume, workers=workers, backend=backend)
+        else:
+            run_plan = lifecycle.plan(resolve_config(config, overrides))
+    except ValueError as exc:  # the library's one-line user errors
+        fail(str(exc))
+    if dry_run:
+        typer.echo("\n".join(run_plan.describe()))
+        raise typer.Exit(0)
+    _execute(run_plan, plain=plain or not is_tty(), fmt=fmt, verbose=verbose)
+
+
+def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
+    from tauguard.execution import lifecycle
+    from tauguard.store import RunFolderError
+
+    run_dir = run_plan.run_dir
+    shown: list[_Display] = []
+
+    def start(done: int) -> None:  # once the folder is ours: no progress output before an error
+        shown.append(_Display(run_plan.total_units, done, plain))
+
+    def update(record: "TrialRecord", progress: "Progress") -> None:
+        shown[0].update(record, progress)
+
+    try:
+        lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
+    except RunFolderError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        for display in shown:
+            display.close()
+        typer.echo(f"\ninterrupted; resume with: tauguard run --resume {run_dir}", err=True)
+        raise typer.Exit(130)
+    for display in shown:
+        display.close()
+    from tauguard.cli.show import print_summary
+
+    print_summary(run_dir, fmt)
+    typer.echo(f"\nrun stored in {run_dir}  (tauguard show {run_dir})", err=True)

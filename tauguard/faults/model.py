@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tauguard import domains
 
 # PolicyGuide's taxonomy of policy requirements (argument-level A; process-level needing a
 # tool read T or dialogue D; workflow-level W) plus PV for unauthorized writes under user
@@ -13,6 +15,10 @@ FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
+# LedgerAgent's error analysis (shared/papers/ledger-gate_ledgeragent.md, §6) splits failures
+# into missed required actions, wrong action arguments and everything else; fault profiles
+# order their mix by it (tests/test_fault_catalog.py).
+ErrorType = Literal["missed_action", "wrong_arguments", "other"]
 
 
 class FaultSpec(BaseModel):
@@ -28,12 +34,13 @@ class FaultSpec(BaseModel):
     # Per-domain override of ``tools`` (e.g. telecom requires confirmation only for refuels).
     domain_tools: dict[str, list[str]] = Field(default_factory=dict)
     description: str
-    # Verbatim policy sentence(s) the fault violates, per domain (generic faults break
-    # different sentences in each domain). A generic fault applies only in the domains
-    # listed here; an empty sentence means no single clause (e.g. a missed required action).
-    clauses: dict[str, str]
+    # Ids of the policy clauses (tauguard.domains) the fault violates, per domain (generic
+    # faults break different clauses in each domain). A generic fault applies only in the
+    # domains listed here; an empty list means no single clause (a missed required action).
+    clauses: dict[str, list[str]]
     generator: str | None = None  # registered generator id, for kind == "call"
     label: ProbeLabel = "refuse"  # what a correct gate should say to the faulty call
+    error_type: ErrorType = "other"  # its group in LedgerAgent's error analysis
     # When the fault can fire, in words (the generator enforces it and returns None otherwise).
     applies_when: str = ""
     # For kind "skip_read": the read tools whose calls before the write are dropped (e.g. the
@@ -42,6 +49,23 @@ class FaultSpec(BaseModel):
     # Set when tau2's tool itself rejects this violation (an "E" predicate): a substring of
     # the error the faulty call gets. Empty = the environment accepts the faulty call.
     tool_error: str = ""
+
+    @field_validator("clauses", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {d: [ids] if isinstance(ids, str) else ids for d, ids in value.items()}
+        return value
+
+    @field_validator("clauses")
+    @classmethod
+    def _clauses_resolve(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for domain, ids in value.items():
+            foreign = [i for i in ids if not i.startswith(domain + ".")]
+            if foreign:
+                raise ValueError(f"clauses of {domain} must be {domain} clause ids: {', '.join(foreign)}")
+            domains.texts(ids)  # UnknownClauseError (a ValueError) on an id no pack defines
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> "FaultSpec":
@@ -63,8 +87,8 @@ class FaultSpec(BaseModel):
         return "*" in tools or tool in tools
 
     def clause(self, domain: str) -> str:
-        """The violated sentence in ``domain``."""
-        return self.clauses.get(domain, "")
+        """The verbatim text of the violated clauses in ``domain`` ("" for none)."""
+        return domains.quote(self.clauses.get(domain, []))
 
 
 class Temptation(BaseModel):
@@ -75,10 +99,21 @@ class Temptation(BaseModel):
     task_id: str
     name: str
     arguments: dict[str, Any]
-    clause: str  # verbatim policy sentence it violates
+    clause_id: str = Field(alias="clause")  # id of the clause it violates (tauguard.domains)
     note: str = ""  # why the scenario tempts this write
     # Set when tau2's tool itself rejects the write (an "E" predicate): a substring of its error.
     tool_error: str = ""
+
+    @field_validator("clause_id")
+    @classmethod
+    def _clause_resolves(cls, value: str) -> str:
+        domains.clause(value)  # UnknownClauseError (a ValueError) on an id no pack defines
+        return value
+
+    @property
+    def clause(self) -> str:
+        """The verbatim text of the violated clause."""
+        return domains.clause(self.clause_id).text
 
 
 class NoTemptation(BaseModel):

@@ -107,10 +107,23 @@ def _find_task(domain: str, task_id: str, cache: dict[tuple[str, str], t2.Task])
 def check_probes(probes: list[Probe]) -> None:
     """Raise ValueError when a probe names an unknown domain or task (before any scoring)."""
     cache: dict[tuple[str, str], t2.Task] = {}
+    tools: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     for probe in probes:
         if probe.domain not in t2.DOMAINS:
             raise ValueError(f"probe {probe.id or probe.task_id}: unknown domain '{probe.domain}'")
         _find_task(probe.domain, probe.task_id, cache)
+        agent_tools, user_tools = tools.setdefault(probe.domain, t2.tool_types(probe.domain))
+        calls = [("agent", probe.call.name)] + [
+            ("user" if e.kind == "user_tool_call" else "agent", e.tool_call.name)
+            for e in probe.prefix if e.kind in ("agent_tool_call", "user_tool_call") and e.tool_call is not None
+        ]
+        for side, name in calls:
+            known = agent_tools if side == "agent" else user_tools
+            if name not in known:
+                raise ValueError(
+                    f"probe {probe.id or probe.task_id}: {probe.domain} has no {side} tool '{name}'; "
+                    f"allowed: {', '.join(sorted(known))}"
+                )
 
 
 class ReplayMemo:

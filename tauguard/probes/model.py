@@ -67,6 +67,8 @@ def read_probes(path: Path) -> list[Probe]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ProbeFileError(f"cannot read probe file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise ProbeFileError(f"probe file {path} is not UTF-8 text (JSONL expected)") from None
     probes: list[Probe] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

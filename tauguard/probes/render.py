@@ -51,10 +51,13 @@ def render_counts(probes: list[Probe], fmt: Format) -> str:
     """The label counts of a probe set."""
     rows = probe_counts(probes)
     classes = Counter(p.fault_class or "gold" for p in probes)
+    # gold writes labelled refuse: the documented gold/policy conflicts
+    conflicts = sum(1 for p in probes if p.fault_id is None and p.label == "refuse")
     if fmt == "json":
-        return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items()))}, indent=2)
+        return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items())), "gold_conflicts_refuse": conflicts}, indent=2)
     lines = [tabulate(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
     lines.append("by fault class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    lines.append(f"gold writes labelled refuse (gold/policy conflicts, tauguard/gold_conflicts.toml): {conflicts}")
     return "\n".join(lines)
 
 

@@ -101,6 +101,7 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         infra_errors=len(summary.infra_errors),
         skipped_lines=run.skipped_lines,
         simulated=run_is_simulated(run),
+        source=m.source,
         partial=bool(reasons),
         partial_reason="; ".join(reasons) or None,
     )

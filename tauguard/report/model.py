@@ -38,6 +38,7 @@ class RunHeader(BaseModel):
     infra_errors: int
     skipped_lines: int = 0
     simulated: bool
+    source: str = "run"  # "imported": recorded τ² conversations of real agents
     partial: bool
     partial_reason: str | None = None
 

@@ -2,8 +2,8 @@
 
 Deterministic given (seed, task, trial). It makes the faults drawn for the trial and
 reacts to guard feedback with the profile's uptake probability: it performs the missing
-read or confirmation, or reverts a faulted argument; on BLOCK it tells the user it cannot
-do that. Without uptake it repeats the held call (the wrapper bounds the repeats).
+read or confirmation, reverts a faulted argument, or proposes a REVISE's arguments to the
+user and resubmits only after a yes; on BLOCK it tells the user it cannot do that. Without uptake it repeats the held call (the wrapper bounds the repeats).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class SimAgent:
         self.realized: dict[int, ToolCallView] = {}  # id(step) -> the call it will make
         self.remediations: dict[int, int] = {}
         self.awaiting_confirm: Step | None = None
+        self.proposals: dict[int, str] = {}  # id(confirm step) -> the guard's reason for a revision
         self.turn = 0
         self.call_counter = 0
         self.closed = False
@@ -144,6 +145,8 @@ class SimAgent:
             assert step.call is not None
             call = self._realize_for_confirm(step)
             self.awaiting_confirm = step
+            if id(step) in self.proposals:  # a guard's revision, proposed to the user
+                return self._text(texts.revision_request(call.name, call.arguments, self.proposals.pop(id(step))))
             # the same note the plan carries for the gold call (replay uses the plan's)
             note = confirmation_note(self.domain, self.environment.tools.db, call)
             return self._text(texts.confirm_request(call.name, call.arguments, note))
@@ -245,7 +248,11 @@ class SimAgent:
             return self._give_up(call, decision)
         if decision.verdict == Verdict.REVISE:
             if decision.revised_arguments is not None:
-                return self._retry(step, call.model_copy(update={"arguments": dict(decision.revised_arguments)}))
+                # A revision changes what the user agreed to: propose it and resubmit only
+                # after their yes (LedgerAgent's running example 2); a no drops the call.
+                revised = call.model_copy(update={"arguments": dict(decision.revised_arguments)})
+                self._queue_revision(step, revised, decision)
+                return self._advance()
             if gold is not None and (call.name, call.arguments) != (gold.name, gold.arguments):
                 return self._retry(step, gold)
             return self._give_up(call, decision)
@@ -282,6 +289,15 @@ class SimAgent:
         )
         self.realized[id(step)] = call
         self.queue = [*reads, confirm, step, *self.queue]
+
+    def _queue_revision(self, step: Step, revised: ToolCallView, decision: GuardDecision) -> None:
+        plan_id = step.call.id if step.call is not None else revised.id
+        proposal = Step(
+            kind="confirm", call=revised.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold
+        )
+        self.proposals[id(proposal)] = decision.reason or "the guard asked for a change"
+        self.realized[id(step)] = revised
+        self.queue = [proposal, step, *self.queue]
 
     def _give_up(self, call: ToolCallView, decision: GuardDecision) -> Any:
         self.in_flight = None

@@ -28,6 +28,13 @@ def _airline(db: Any, write: ToolCallView, tool: str) -> list[ToolCallView]:
         return [_call(tool, reservation_id=r) for r in db.users[owner].reservations]
     if tool == "get_flight_status" and res is not None:
         return [_call(tool, flight_number=f.flight_number, date=f.date) for f in res.flights]
+    if tool == "get_flight_status" and owner in db.users:
+        # A write naming no reservation (a compensation): the facts are the statuses of the
+        # flights of the user's reservations.
+        return [
+            _call(tool, flight_number=f.flight_number, date=f.date)
+            for r in db.users[owner].reservations if r in db.reservations for f in db.reservations[r].flights
+        ]
     if tool in ("search_direct_flight", "search_onestop_flight"):
         origin = res.origin if res is not None else args.get("origin")
         destination = res.destination if res is not None else args.get("destination")

@@ -7,6 +7,7 @@ produce exactly the same conversation text.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 GREETING = "Hi! How can I help you today?"
@@ -52,6 +53,30 @@ def cannot_do(name: str, reason: str) -> str:
     if reason:
         text += f" {reason}"
     return text
+
+
+REVISION_PREFIX = "I cannot do that as requested:"
+
+
+def revision_request(name: str, arguments: dict[str, Any], reason: str) -> str:
+    """The agent proposing a guard's revised call to the user, asking for an explicit yes."""
+    why = " ".join(reason.split()).rstrip(".")
+    return f"{REVISION_PREFIX} {why}. Instead, I can perform {name} with {render_args(arguments)}. {CONFIRM_QUESTION}"
+
+
+_PROPOSAL = re.compile(r"Instead, I can perform (\w+) with (\{.*\})\. ", re.DOTALL)
+
+
+def revision_proposal(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The (tool, arguments) a :func:`revision_request` proposes (None if ``text`` is not one)."""
+    match = _PROPOSAL.search(text) if REVISION_PREFIX in text else None
+    if match is None:
+        return None
+    try:
+        arguments = json.loads(match.group(2))
+    except ValueError:
+        return None
+    return (match.group(1), arguments) if isinstance(arguments, dict) else None
 
 
 CLARIFY_PREFIX = "Before I can do that, I need to check something with you:"

@@ -2,7 +2,8 @@
 when instructed, and ends with tau2's stop token.
 
 It is written against the sim agent's phrasing but answers any agent: questions asking
-for confirmation get a yes, mentions of a pending user-side action get that action, a
+for confirmation get a yes (a call the agent proposes instead of the requested one gets a
+yes only if it is one the scenario wants, i.e. a gold action), mentions of a pending user-side action get that action, a
 closing question or a transfer ends the conversation, anything else gets a short ack.
 """
 
@@ -19,6 +20,10 @@ from tauguard.sim import texts
 _CONFIRM = re.compile(r"\b(confirm|proceed|go ahead|shall i|should i|do you want me to)\b.*\?", re.IGNORECASE | re.DOTALL)
 _CLOSE = re.compile(r"anything else", re.IGNORECASE)
 _TRANSFER = re.compile(r"transferred to a human agent", re.IGNORECASE)
+def _canonical(arguments: Any) -> str:
+    return json.dumps(arguments, sort_keys=True)
+
+
 _JSON_ARGS = re.compile(r"with (\{.*\})", re.DOTALL)
 # Turns without progress after which the sim user ends the conversation (a stuck agent).
 MAX_IDLE_TURNS = 8
@@ -79,6 +84,10 @@ class SimUser:
             return self._say(opening_message(self.task))
         if _TRANSFER.search(content):
             return self._say(t2.TRANSFER)
+        proposed = texts.revision_proposal(content)
+        if proposed is not None:
+            self.idle = 0
+            return self._say(texts.USER_YES if self._wanted(*proposed) else texts.USER_NO)
         if texts.CLARIFY_PREFIX in content:
             self.idle = 0
             return self._say(self._details())
@@ -95,6 +104,15 @@ class SimUser:
         if self.idle >= MAX_IDLE_TURNS:
             return self._say(t2.STOP)
         return self._say(texts.USER_ACK)
+
+    def _wanted(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call the agent proposes instead of the requested one is what this user
+        wants: one of the scenario's own (gold) agent actions."""
+        actions = (self.task.evaluation_criteria.actions if self.task.evaluation_criteria else None) or []
+        return any(
+            a.requestor != "user" and a.name == name and _canonical(a.arguments) == _canonical(arguments)
+            for a in actions
+        )
 
     def _details(self) -> str:
         instr = self.task.user_scenario.instructions

@@ -8,7 +8,8 @@ are tested end to end against it: ``litellm`` talks to it as ``openai/<name>`` w
     {"tool_calls": [{"name": "get_user_details", "arguments": {"user_id": "x"}}]}
 
 optionally with ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``,
-``"delay_s": 2.0`` (to provoke client timeouts) or ``"status": 500``. ``responses`` is a
+``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, or ``"echo_auth": True``
+(the error message repeats the request's Authorization header, as some providers do). ``responses`` is a
 list consumed in order (the last item repeats) or a callable ``(request_json) -> item``.
 """
 
@@ -80,6 +81,8 @@ class ScriptedLLMServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 item = server._next_item(body)
+                if item.get("echo_auth"):
+                    item = dict(item, content=f"invalid credentials: {self.headers.get('Authorization')}")
                 if item.get("delay_s"):
                     time.sleep(float(item["delay_s"]))
                 status = int(item.get("status", 200))

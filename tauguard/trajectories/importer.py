@@ -216,7 +216,8 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
 
 def build_manifest(results: ResultsFile, run_id: str, check: TaskCheck, records: list[TrialRecord]) -> Manifest:
     """The manifest of an imported run: the file's models, seed, domain, tasks, provenance."""
-    from tauguard.execution.batch import git_commit, now_iso, versions
+    from tauguard.execution.batch import now_iso
+    from tauguard.execution.manifest import git_commit, versions
 
     agent, user = results.agent_info, results.user_info
     trials = max((r.trial for r in records), default=-1) + 1

@@ -1,4 +1,4 @@
-"""Airline checks. Clock and allowance tables come from the items' params (the checklists)."""
+"""Airline checks. Clock, allowance tables and limits come from the airline policy pack."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -26,6 +27,7 @@ _COMPENSATION = re.compile(
     r"money back|something (?:for|in return)|what can you (?:do|offer))",
     re.IGNORECASE,
 )
+POLICY = domains.airline()
 
 
 def _reservation(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
@@ -41,15 +43,32 @@ def _pairs(flights: Any) -> list[tuple[str, str]]:
     return [(f.get("flight_number", ""), f.get("date", "")) for f in flights or [] if isinstance(f, dict)]
 
 
-def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> list[tuple[str, str]]:
-    """Segments already flown: dated before today, or shown as flying/landed by a tool result."""
-    today = ctx.params["now"][:10]
-    done = []
+def _flown(ctx: CheckContext, reservation: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(segments already flown, past segments whose status no tool result showed).
+
+    A segment is flown when a tool result shows it flying or landed. One dated before today
+    is flown unless a result shows the airline cancelled it (an airline cancellation is a
+    ground for cancelling, not a flown segment); one dated today or earlier without a
+    status needs a read.
+    """
+    today = POLICY.today
+    done, unknown = [], []
     for number, date in _pairs(reservation.get("flights")):
-        status = ctx.evidence.flight_status.get((number, date), "")
-        if date < today or status in ("flying", "landed"):
+        status = ctx.evidence.flight_status.get((number, date))
+        if status in POLICY.flown_statuses:
             done.append((number, date))
-    return done
+        elif date <= today and status is None:
+            unknown.append((number, date))
+        elif date < today and status != "cancelled":
+            done.append((number, date))
+    return done, unknown
+
+
+def _flown_unknown(rid: str, unknown: list[tuple[str, str]]) -> CheckResult:
+    return missing(
+        f"reservation {rid} has past segments whose status was not checked (flown, or cancelled by the airline?): {unknown}",
+        *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
+    )
 
 
 @check("airline.user_id_from_user")
@@ -82,9 +101,11 @@ def not_flown(ctx: CheckContext) -> CheckResult:
     rid, res = _reservation(ctx)
     if res is None:
         return _missing_reservation(rid)
-    done = _flown(ctx, res)
+    done, unknown = _flown(ctx, res)
     if done:
         return violated(f"reservation {rid} has segments already flown: {done}", flown=done)
+    if unknown:
+        return _flown_unknown(rid, unknown)
     return met()
 
 
@@ -96,9 +117,11 @@ def cabin_change_not_flown(ctx: CheckContext) -> CheckResult:
         return _missing_reservation(rid)
     if ctx.arg("cabin") == res.get("cabin"):
         return met("no cabin change")
-    done = _flown(ctx, res)
+    done, unknown = _flown(ctx, res)
     if done:
         return violated(f"cabin change on reservation {rid} with segments already flown: {done}", flown=done)
+    if unknown:
+        return _flown_unknown(rid, unknown)
     return met()
 
 
@@ -113,7 +136,7 @@ def cancel_reason_stated(ctx: CheckContext) -> CheckResult:
 
 @check("airline.cancel_basis")
 def cancel_basis(ctx: CheckContext) -> CheckResult:
-    """One cancellation condition holds (params: ``now``, ``window_hours``).
+    """One cancellation condition holds (the policy clock and window).
 
     Booked within the window, business cabin, an airline-cancelled flight (seen in a tool
     result), or insurance with a covered (health/weather) reason the user stated.
@@ -121,8 +144,8 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
     rid, res = _reservation(ctx)
     if res is None:
         return _missing_reservation(rid)
-    now = datetime.fromisoformat(ctx.params["now"])
-    window = timedelta(hours=float(ctx.params.get("window_hours", 24)))
+    now = datetime.fromisoformat(POLICY.now_iso)
+    window = timedelta(hours=float(POLICY.cancel_window_hours))
     created = res.get("created_at")
     if res.get("cabin") == "business":
         return met("business cabin")
@@ -132,20 +155,29 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
     statuses = {p: ctx.evidence.flight_status.get(p) for p in pairs}
     if any(s == "cancelled" for s in statuses.values()):
         return met("a flight was cancelled by the airline")
-    if res.get("insurance") == "yes":
+    insured = res.get("insurance") == "yes"
+    if insured:
         turn = user_turn_matching(ctx.evidence, COVERED_REASON_CUES)
         if turn is not None:
             return met("insured, covered reason stated", reason=turn.text)
-        return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
     unknown = [p for p, s in statuses.items() if s is None]
     if unknown:
         return missing(
             f"reservation {rid} ({res.get('cabin')}, booked {created}, insurance {res.get('insurance')}) "
-            f"qualifies only if the airline cancelled a flight; check the flight status",
+            f"qualifies only if the airline cancelled a flight{' or the reason is covered by insurance' if insured else ''}; "
+            "check the flight status",
             *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
         )
+    uncovered = ""
+    if insured:
+        stated = reason_stated(ctx.evidence)
+        if stated is None:
+            return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
+        # A stated reason insurance does not cover (health or weather) is no basis: refuse
+        # instead of asking for the reason again.
+        uncovered = f", and the stated reason ({stated.text.strip()!r}) is not covered by the insurance (health or weather only)"
     return violated(
-        f"reservation {rid} is {res.get('cabin')}, booked {created}, insurance {res.get('insurance')}, "
+        f"reservation {rid} is {res.get('cabin')}, booked {created}, insurance {res.get('insurance')}{uncovered}, "
         f"and no flight was cancelled by the airline: no cancellation condition holds",
         statuses={f"{n}@{d}": s for (n, d), s in statuses.items()},
     )
@@ -242,7 +274,7 @@ def _expected_nonfree(ctx: CheckContext, user_id: str, cabin: str, passengers: i
     user = ctx.evidence.entity("user", user_id)
     if user is None:
         return None, missing(f"membership of {user_id} unknown", read("get_user_details", user_id=user_id))
-    table: dict[str, dict[str, int]] = ctx.params["free_bags"]
+    table: dict[str, dict[str, int]] = POLICY.free_bags
     free = table.get(str(user.get("membership")), {}).get(cabin)
     if free is None:
         return None, met(f"no allowance rule for membership {user.get('membership')} / cabin {cabin}")
@@ -251,7 +283,7 @@ def _expected_nonfree(ctx: CheckContext, user_id: str, cabin: str, passengers: i
 
 @check("airline.nonfree_bags")
 def nonfree_bags(ctx: CheckContext) -> CheckResult:
-    """nonfree_baggages = max(0, total - free allowance x passengers) (params: ``free_bags``)."""
+    """nonfree_baggages = max(0, total - free allowance x passengers) (the policy's free-bag table)."""
     total, nonfree = ctx.arg("total_baggages"), ctx.arg("nonfree_baggages")
     if not isinstance(total, int) or not isinstance(nonfree, int):
         return met("bag counts not given")
@@ -286,15 +318,15 @@ def passenger_count_unchanged(ctx: CheckContext) -> CheckResult:
 
 @check("airline.max_passengers")
 def max_passengers(ctx: CheckContext) -> CheckResult:
-    """At most ``params.max`` passengers."""
-    count, limit = len(ctx.arg("passengers") or []), int(ctx.params.get("max", 5))
+    """At most the policy's maximum of passengers."""
+    count, limit = len(ctx.arg("passengers") or []), int(POLICY.max_passengers)
     return violated(f"{count} passengers, at most {limit} allowed") if count > limit else met()
 
 
 @check("airline.payment_method_counts")
 def payment_method_counts(ctx: CheckContext) -> CheckResult:
-    """Payment method counts per kind within ``params.limits`` (id prefix -> max)."""
-    limits: dict[str, int] = ctx.params["limits"]
+    """Payment method counts per kind within the policy's limits (payment id prefix -> max)."""
+    limits: dict[str, int] = {f"{source}_": n for source, n in POLICY.payment_limits.items()}
     ids = [p.get("payment_id", "") for p in ctx.arg("payment_methods") or [] if isinstance(p, dict)]
     over = {kind: n for kind in limits if (n := sum(1 for i in ids if i.startswith(kind))) > limits[kind]}
     return violated(f"too many payment methods of a kind: {over}") if over else met()
@@ -366,15 +398,50 @@ def compensation_eligible(ctx: CheckContext) -> CheckResult:
 
 @check("airline.certificate_amount")
 def certificate_amount(ctx: CheckContext) -> CheckResult:
-    """Amount = per-passenger rate x passengers of a reservation of the user (params: ``per_passenger``)."""
+    """Amount = per-passenger rate x passengers of a reservation of the user (the policy's per-passenger rates)."""
     uid, amount = ctx.arg("user_id"), ctx.arg("amount")
     reservations = _user_reservations(ctx, uid)
     if not reservations:
         return missing(f"no reservation of {uid} was read; the amount depends on its passengers")
-    rates: list[int] = list(ctx.params.get("per_passenger", [50, 100]))
+    rates: list[int] = list(POLICY.compensation_per_passenger.values())
     allowed = sorted({rate * len(r.get("passengers") or []) for r in reservations for rate in rates})
     try:
         ok = float(amount) in allowed
     except (TypeError, ValueError):
         ok = False
     return met() if ok else violated(f"amount {amount} is not a per-passenger rate x passengers of a reservation read ({allowed})", allowed=allowed)
+
+
+@check("airline.compensation_reason")
+def compensation_reason(ctx: CheckContext) -> CheckResult:
+    """A read reservation of the user has a flight a tool result shows cancelled or delayed.
+
+    Once every segment of the user's read reservations has an observed status and none is
+    cancelled or delayed, the facts contradict the complaint: no reason the policy lists.
+    """
+    uid = ctx.arg("user_id")
+    reservations = _user_reservations(ctx, uid)
+    if not reservations:
+        user = ctx.evidence.entity("user", uid) or {}
+        listed = [r for r in user.get("reservations") or [] if isinstance(r, str)]
+        return missing(
+            f"no reservation of {uid} was read; read the reservation the user complains about and its flights' status",
+            *(read("get_reservation_details", reservation_id=r) for r in listed),
+        )
+    disrupted, unknown = [], []
+    for res in reservations:
+        for number, date in _pairs(res.get("flights")):
+            status = ctx.evidence.flight_status.get((number, date))
+            if status in ("cancelled", "delayed"):
+                disrupted.append(f"{number} on {date} ({res.get('reservation_id')}) is {status}")
+            elif status is None:
+                unknown.append((number, date))
+    if disrupted:
+        return met("; ".join(disrupted))
+    if unknown:
+        return missing(
+            f"no cancelled or delayed flight is shown yet in the reservations of {uid} read so far; check the flight status",
+            *(read("get_flight_status", flight_number=n, date=d) for n, d in unknown),
+        )
+    read_ids = ", ".join(str(r.get("reservation_id")) for r in reservations)
+    return violated(f"no flight of the reservations of {uid} read ({read_ids}) is cancelled or delayed: nothing to compensate", reservations=read_ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -14,7 +15,7 @@ from tauguard_strategies.action_guard.checks.base import (
     read,
     violated,
 )
-from tauguard_strategies.action_guard.dialogue import find_confirmation, mentions_value
+from tauguard_strategies.action_guard.dialogue import find_confirmation, mentions_value, write_statements
 
 _AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
 
@@ -99,8 +100,8 @@ def once_per_order(ctx: CheckContext) -> CheckResult:
 
 @check("retail.cancel_reason_allowed")
 def cancel_reason_allowed(ctx: CheckContext) -> CheckResult:
-    """The reason is one of ``params.allowed``."""
-    reason, allowed = ctx.arg("reason"), list(ctx.params["allowed"])
+    """The reason is one of the policy's cancellation reasons."""
+    reason, allowed = ctx.arg("reason"), list(domains.retail().cancel_reasons)
     return met() if reason in allowed else violated(f"reason '{reason}' is not one of {allowed}")
 
 
@@ -111,7 +112,7 @@ def cancel_reason_confirmed(ctx: CheckContext) -> CheckResult:
     pattern = (ctx.params.get("cues") or {}).get(reason)
     if pattern and any(re.search(pattern, t, re.IGNORECASE) for t in ctx.evidence.user_texts()):
         return met(f"the user said the order is '{reason}'")
-    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement)
+    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement, writes=write_statements(ctx.domain))
     if found is not None and isinstance(reason, str) and mentions_value(found.statement.text, reason):
         return met(f"the user confirmed the reason '{reason}'", statement=found.statement.text)
     return missing(f"the user has not given or confirmed the reason '{reason}'; ask for it")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.action_guard.checks.base import (
     CheckContext,
     CheckResult,
@@ -16,6 +17,7 @@ from tauguard_strategies.action_guard.checks.base import (
 )
 from tauguard_strategies.action_guard.dialogue import (
     find_confirmation,
+    write_statements,
     mentions_value,
     user_turn_matching,
 )
@@ -36,12 +38,33 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+# Reads that identify a customer (the policy: "by phone number, customer id, or name + date of birth").
+_LOOKUPS = ("get_customer_by_phone", "get_customer_by_id", "get_customer_by_name")
+
+
+def _identified_customers(ctx: CheckContext) -> list[str]:
+    """Customers a lookup identified, in order (a name search identifies only a unique match)."""
+    found: list[str] = []
+    for obs in ctx.evidence.results_of(*_LOOKUPS, "get_details_by_id"):
+        if obs.call.name == "get_details_by_id" and not str(obs.call.arguments.get("id", "")).startswith("C"):
+            continue
+        records = obs.data if isinstance(obs.data, list) else [obs.data]
+        ids = [r["customer_id"] for r in records if isinstance(r, dict) and isinstance(r.get("customer_id"), str)]
+        if len(ids) == 1 and ids[0] not in found:
+            found.append(ids[0])
+    return found
+
+
 @check("telecom.customer_identified")
 def customer_identified(ctx: CheckContext) -> CheckResult:
-    """A customer lookup returned the call's customer."""
-    cid, customer = _customer(ctx)
-    if customer is not None:
+    """A customer lookup returned the call's customer; acting for another customer than the
+    one identified is a violation (one customer per conversation), not missing evidence."""
+    cid = ctx.arg("customer_id")
+    identified = _identified_customers(ctx)
+    if cid in identified:
         return met(f"customer {cid} was looked up")
+    if identified:
+        return violated(f"customer {cid} is not the identified customer {identified[0]}", identified=identified)
     return missing(
         f"customer {cid} was not identified by a lookup (phone number, customer id, or name + date of birth)",
         read("get_customer_by_id", customer_id=cid),
@@ -116,21 +139,21 @@ def overdue_bills_paid(ctx: CheckContext) -> CheckResult:
 
 @check("telecom.contract_not_ended")
 def contract_not_ended(ctx: CheckContext) -> CheckResult:
-    """The line's contract end date is not in the past (params: ``today``)."""
+    """The line's contract end date is not in the past (the policy clock)."""
     lid = ctx.arg("line_id")
     line = ctx.evidence.entity("line", lid)
     if line is None:
         return missing(f"line {lid} was not read", read("get_details_by_id", id=lid))
     end = line.get("contract_end_date")
-    if isinstance(end, str) and end < ctx.params["today"]:
+    if isinstance(end, str) and end < domains.telecom().today:
         return violated(f"the contract of line {lid} ended on {end}")
     return met(f"contract ends {end}")
 
 
 @check("telecom.refuel_max")
 def refuel_max(ctx: CheckContext) -> CheckResult:
-    """gb_amount at most ``params.max_gb``."""
-    amount, limit = ctx.arg("gb_amount"), float(ctx.params.get("max_gb", 2.0))
+    """gb_amount at most the policy's refuel maximum."""
+    amount, limit = ctx.arg("gb_amount"), float(domains.telecom().max_refuel_gb)
     try:
         over = float(amount) > limit
     except (TypeError, ValueError):
@@ -153,7 +176,7 @@ def refuel_amount_from_user(ctx: CheckContext) -> CheckResult:
         return met("amount not numeric (the tool rejects it)")
     if any(_amount_said(t, amount) for t in ctx.evidence.user_texts()):
         return met("the user gave the amount")
-    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement)
+    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement, writes=write_statements(ctx.domain))
     if found is not None and _amount_said(found.statement.text, amount):
         return met("the user confirmed the amount", statement=found.statement.text)
     return missing("the user has not said how much data to refuel; ask them")

@@ -1,8 +1,9 @@
-"""Policy clauses the ledger gate cites: one TOML file per domain, validated by a schema.
+"""How the ledger gate enforces the policy clauses it cites: one TOML file per domain.
 
-Each clause quotes its policy sentence verbatim (a test checks it against tau2's policy) and
-says how it is enforced: by a ledger predicate, not at all because it is dialogue-level, or
-by the tool's own signature.
+The clauses themselves (id, verbatim text, section, write tools, kind) live once in the
+domain's policy pack (:mod:`tauguard.domains`). Each file here maps a clause id to how the
+ledger enforces it: by a ledger predicate, not at all because it is dialogue-level, or by the
+tool's own signature; plus a note. An id the pack does not define is a load error.
 """
 
 from __future__ import annotations
@@ -13,15 +14,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tauguard import domains as policy
 from tauguard.datafiles import load_toml
+from tauguard.domains import ClauseKind as Kind
 
 DIR = Path(__file__).parent
 Enforcement = Literal["ledger", "not_observable", "tool_signature"]
-Kind = Literal["identity", "state", "eligibility", "argument", "limit", "dialogue"]
+
+
+class Enforced(BaseModel):
+    """One entry of a ledger clause file: a clause id and how the ledger enforces it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z]+\.[a-z0-9_]+$")
+    enforcement: Enforcement
+    note: str = ""  # may name the pack's constants as {c.<name>} (str.format)
+
+
+class EnforcementFile(BaseModel):
+    """A ledger clause file (``clauses/<domain>.toml``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    clause: list[Enforced]
 
 
 class Clause(BaseModel):
-    """One policy clause."""
+    """One policy clause as the ledger cites it: the pack's clause plus its enforcement."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -60,10 +81,24 @@ class ClauseBook(BaseModel):
         raise KeyError(rule_id)
 
 
+def _cited(domain: str, entry: Enforced) -> Clause:
+    pack = policy.load(domain)
+    found = pack.get(entry.id)  # UnknownClauseError if the pack lacks it
+    if found.kind is None:
+        raise ValueError(f"clause {entry.id}: the ledger cites it, so the policy pack must give its kind")
+    note = entry.note.format(c=policy.constants(domain))
+    return Clause(id=found.id, kind=found.kind, enforcement=entry.enforcement, tools=found.tools, text=found.text, note=note)
+
+
 @cache
 def load(domain: str) -> ClauseBook:
-    """The validated clause book of ``domain``."""
-    return load_toml(DIR / f"{domain}.toml", ClauseBook)
+    """The validated clause book of ``domain``: the pack's clauses the ledger cites, with their enforcement."""
+    path = DIR / f"{domain}.toml"
+    entries = load_toml(path, EnforcementFile)
+    if entries.domain != domain:
+        raise ValueError(f"{path}: declares domain '{entries.domain}'")
+    pack = policy.load(domain)
+    return ClauseBook(domain=domain, source=pack.source, clause=[_cited(domain, e) for e in entries.clause])
 
 
 def domains() -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.airline import (
     NOW,
@@ -18,13 +19,10 @@ from tauguard.guard import ReadRequest, Verdict
 
 D = "airline"
 RES_TOOLS = ("cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers")
-FLOWN = ("flying", "landed")
+POLICY = domains.airline()  # clock, allowances and limits (tauguard/domains/airline/policy.toml)
+FLOWN = POLICY.flown_statuses
 # Free checked bags per passenger, by membership and cabin (policy "Checked bag allowance").
-FREE_BAGS = {
-    "regular": {"basic_economy": 0, "economy": 1, "business": 2},
-    "silver": {"basic_economy": 1, "economy": 2, "business": 3},
-    "gold": {"basic_economy": 2, "economy": 3, "business": 4},
-}
+FREE_BAGS = POLICY.free_bags
 
 
 # --- shared fact access ---------------------------------------------------------------
@@ -159,16 +157,21 @@ def cancel_not_flown(ctx: GateContext) -> Finding | None:
 
 @predicate(D, "airline.cancel_requires_basis", "cancel_reservation")
 def cancel_requires_basis(ctx: GateContext) -> Finding | None:
-    """Booked within 24 h, airline-cancelled flight, business cabin, or travel insurance."""
+    """Booked within 24 h, airline-cancelled flight, business cabin, or travel insurance
+    (the covered reason is not observable: clause airline.cancel_basis_insurance)."""
     res = _reservation(ctx)
     rid = res.reservation_id
     created = ctx.need("reservations", rid, "created_at")
     cabin = ctx.need("reservations", rid, "cabin")
     insurance = ctx.need("reservations", rid, "insurance")
     ctx.note("policy_now", NOW)
-    if datetime.fromisoformat(created) >= datetime.fromisoformat(NOW) - timedelta(hours=24):
+    if datetime.fromisoformat(created) >= datetime.fromisoformat(NOW) - timedelta(hours=POLICY.cancel_window_hours):
         return None
-    if cabin == "business" or insurance == "yes":
+    if cabin == "business":
+        return None
+    if insurance == "yes":
+        # The ledger sees the insurance but not the reason (dialogue): the decision says so.
+        ctx.note("insurance_basis", "insured; whether the stated reason is covered (health or weather) is not observable: airline.cancel_basis_insurance")
         return None
     unknown = []
     for seg in res.flights:
@@ -177,7 +180,7 @@ def cancel_requires_basis(ctx: GateContext) -> Finding | None:
             return None
         if not status.fresh:
             unknown.append(seg)
-    facts = f"booked {created} (more than 24 h before {NOW}), cabin {cabin}, insurance {insurance}"
+    facts = f"booked {created} (more than {POLICY.cancel_window_hours} h before {NOW}), cabin {cabin}, insurance {insurance}"
     if unknown:
         return ctx.verify(
             f"no cancellation basis observed so far ({facts}); the status of "
@@ -373,7 +376,7 @@ def booking_payment_in_profile(ctx: GateContext) -> Finding | None:
 @predicate(D, "airline.payment_limits", "book_reservation")
 def payment_limits(ctx: GateContext) -> Finding | None:
     """At most one certificate, one credit card and three gift cards."""
-    limits = {"certificate": 1, "credit_card": 1, "gift_card": 3}
+    limits = POLICY.payment_limits
     counts: dict[str, int] = {}
     for _pid, method in _booking_methods(ctx):
         if method is not None:
@@ -395,16 +398,19 @@ def bag_allowance_booking(ctx: GateContext) -> Finding | None:
 # --- compensation -----------------------------------------------------------------------
 
 
-def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]], list[tuple[str, str]]]:
+def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]], list[tuple[str, str]], list[str]]:
     """(read reservations of ``uid`` with an observed cancelled/delayed segment and the
-    worst such status, unobserved segments of the user's read reservations)."""
+    worst such status, unobserved segments of the user's read reservations, the ids of the
+    user's read reservations)."""
     found: list[tuple[Reservation, str]] = []
     unobserved: list[tuple[str, str]] = []
+    read_ids: list[str] = []
     for rid in sorted(ctx.ledger.reservations):
         res_fact = ctx.peek("reservations", rid)
         res: Reservation = res_fact.value
         if res.user_id != uid or not res_fact.fresh:
             continue
+        read_ids.append(rid)
         statuses = []
         for seg in res.flights:
             status = _segment_status(ctx, seg)
@@ -416,17 +422,24 @@ def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]
             found.append((res, "cancelled"))
         elif "delayed" in statuses:
             found.append((res, "delayed"))
-    return found, unobserved
+    return found, unobserved, read_ids
 
 
 def _compensation_facts(ctx: GateContext) -> tuple[str, list[tuple[Reservation, str]]] | Finding:
     uid = str(ctx.arg("user_id"))
-    found, unobserved = _disrupted(ctx, uid)
+    found, unobserved, read_ids = _disrupted(ctx, uid)
     if found:
         return uid, found
     if unobserved:
         return ctx.verify(f"no cancelled or delayed flight is observed in the read reservations of {uid}",
                           [("flight_dates", n, d) for n, d in unobserved])
+    if read_ids:
+        # Every segment of the user's read reservations has an observed status and none is
+        # cancelled or delayed: the facts contradict the complaint.
+        ctx.note("reservations_read", read_ids)
+        return Finding(verdict=Verdict.BLOCK,
+                       detail=f"every flight of the read reservations of {uid} ({', '.join(read_ids)}) has an observed status and none is cancelled or delayed",
+                       remediation="do not compensate: the facts show no cancelled or delayed flight (if the complaint is about another reservation, read it and its flights' status first)")
     finding = ctx.verify(f"no reservation of {uid} has been read", [],
                          remediation="read the reservation the user complains about (get_reservation_details) and its flights' status (get_flight_status)")
     finding.required_reads = [ReadRequest(tool="get_reservation_details", why="read the reservation the user complains about")]
@@ -475,7 +488,7 @@ def compensation_amount(ctx: GateContext) -> Finding | None:
     _, found = facts
     options: dict[int, str] = {}
     for res, what in found:
-        per = 100 if what == "cancelled" else 50
+        per = POLICY.compensation_per_passenger["cancelled" if what == "cancelled" else "delayed"]
         options.setdefault(per * len(res.passengers), f"{res.reservation_id}: {what}, {len(res.passengers)} passenger(s)")
     ctx.note("allowed_amounts", sorted(options))
     amount: Any = ctx.arg("amount")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.retail import Order, PaymentMethod, Product
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
@@ -15,7 +16,7 @@ ORDER_TOOLS = (
     "modify_pending_order_payment", "return_delivered_order_items", "exchange_delivered_order_items",
 )
 ALL_TOOLS = ORDER_TOOLS + ("modify_user_address",)
-CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+CANCEL_REASONS = domains.retail().cancel_reasons
 
 
 # --- shared fact access ---------------------------------------------------------------
@@ -124,7 +125,7 @@ def cancel_reason(ctx: GateContext) -> Finding | None:
     reason = ctx.arg("reason")
     if reason not in CANCEL_REASONS:
         return Finding(verdict=Verdict.BLOCK, detail=f"reason {reason!r} is not an accepted cancellation reason",
-                       remediation="the reason must be exactly 'no longer needed' or 'ordered by mistake' as the user states it; other reasons are not accepted")
+                       remediation=f"the reason must be exactly {' or '.join(repr(r) for r in CANCEL_REASONS)} as the user states it; other reasons are not accepted")
     return None
 
 

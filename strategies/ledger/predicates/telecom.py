@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from tauguard import domains
 from tauguard_strategies.ledger.schemas.telecom import TODAY
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, predicate
 from tauguard.guard import ReadRequest, Verdict
 
 D = "telecom"
 LINE_TOOLS = ("suspend_line", "resume_line", "enable_roaming", "disable_roaming", "refuel_data")
-MAX_REFUEL_GB = 2.0
+MAX_REFUEL_GB = domains.telecom().max_refuel_gb
 BILLS_PAGE = 12  # get_bills_for_customer's default limit
 
 

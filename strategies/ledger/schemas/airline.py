@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import Entity, LedgerBase
 
-# The airline policy's clock: "The current time is 2024-05-15 15:00:00 EST."
-NOW = "2024-05-15T15:00:00"
-TODAY = "2024-05-15"
+# The airline policy's clock (tauguard/domains/airline/policy.toml).
+NOW = domains.airline().now_iso
+TODAY = domains.airline().today
 
 
 class PaymentMethod(Entity):

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from tauguard import domains
 from tauguard_strategies.ledger.ledger import Entity, LedgerBase
 
-# The telecom policy's clock: "The current time is 2025-02-25 12:08:00 EST."
-TODAY = "2025-02-25"
+# The telecom policy's clock (tauguard/domains/telecom/policy.toml).
+TODAY = domains.telecom().today
 
 
 class Customer(Entity):

@@ -11,23 +11,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from tauguard import domains
 from tauguard.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
-# The airline policy: "The current time is 2024-05-15 15:00:00 EST." (never the wall clock)
-NOW = "2024-05-15T15:00:00"
-DAY_BEFORE_NOW = "2024-05-14T15:00:00"  # bookings created after this are within 24 h
-FLOWN_STATUSES = {"flying", "landed"}
-# Free checked bags per passenger, from the policy's "Checked bag allowance" list.
-FREE_BAGS: dict[str, dict[str, int]] = {
-    "regular": {"basic_economy": 0, "economy": 1, "business": 2},
-    "silver": {"basic_economy": 1, "economy": 2, "business": 3},
-    "gold": {"basic_economy": 2, "economy": 3, "business": 4},
-}
-BAG_FEE = 50
-INSURANCE_FEE = 30
-MAX_PASSENGERS = 5
-DELAY_CERTIFICATE_PER_PASSENGER = 50
+# The airline policy's constants (tauguard/domains/airline/policy.toml); never the wall clock.
+POLICY = domains.airline()
+NOW = POLICY.now_iso
+DAY_BEFORE_NOW = POLICY.cancel_window_start  # bookings created after this are within 24 h
+FLOWN_STATUSES = set(POLICY.flown_statuses)
+FREE_BAGS: dict[str, dict[str, int]] = POLICY.free_bags
+BAG_FEE = POLICY.bag_fee
+INSURANCE_FEE = POLICY.insurance_fee
+MAX_PASSENGERS = POLICY.max_passengers
+DELAY_CERTIFICATE_PER_PASSENGER = POLICY.compensation_per_passenger["delayed"]
 EXTRA_FIRST_NAMES = ("Alex", "Sam", "Jordan", "Taylor", "Casey", "Robin")
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauguard import domains
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
 INVALID_CANCEL_REASON = "found a better price elsewhere"
-ONCE_PER_ORDER_TOOLS = ("modify_pending_order_items", "exchange_delivered_order_items")
+# The tools the policy lets run once per order ("Exchange or modify order tools can only be called once per order").
+ONCE_PER_ORDER_TOOLS = tuple(domains.clause("retail.once_per_order_call").tools)
 
 
 def _db(ctx: FaultContext) -> Any:

@@ -7,15 +7,15 @@ the environment accepts it: the violation is against the policy, not the API.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
+from tauguard import domains
 from tauguard.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
-# The telecom policy: "The current time is 2025-02-25 12:08:00 EST." (never the wall clock)
-TODAY = dt.date(2025, 2, 25)
-MAX_REFUEL_GB = 2.0  # "The maximum amount of data that can be refueled is 2GB."
+# The telecom policy's constants (tauguard/domains/telecom/policy.toml); never the wall clock.
+TODAY = domains.telecom().now.date()
+MAX_REFUEL_GB = domains.telecom().max_refuel_gb
 OVER_LIMIT_EXTRA_GB = 2.0
 # Bill statuses for which a payment request is not warranted, most clear-cut first.
 NOT_OVERDUE = ("Paid", "Issued", "Draft")

@@ -1,0 +1,159 @@
+"""Checks of a run's inputs that need more than the config model: the strategy and its
+options, the fault profile, model strings, credentials, the backend and the output folder.
+
+Each failure is a :class:`PlanError` with a one-line message, raised before any work starts
+and before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+from tauguard.errors import TauguardInputError
+from tauguard.config import SIM, RunConfig
+
+
+class PlanError(TauguardInputError):
+    """The run cannot be planned (bad task id, option, model, folder...); one line for the user."""
+
+
+def first_line(exc: BaseException) -> str:
+    """A one-line description of an exception (a validation error names field, value and rule)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or exc.title
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        return f"invalid option '{loc}' ({err.get('input')!r}): {msg}"
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
+
+
+def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None) -> None:
+    """Create the strategy with the run's options (unknown or ill-typed options fail here),
+    check them against the run's domains and, once tasks are known, make one session per
+    domain: whatever would fail in every worker fails here, before any work."""
+    from tauguard.errors import TauguardInputError
+    from tauguard.registry import create_strategy
+
+    try:
+        strategy = create_strategy(config.strategy, dict(config.strategy_options))
+        strategy.check_domains(list(config.domains))
+        if tasks:
+            from tauguard.replay import session_context
+
+            for domain, ids in tasks.items():
+                if ids:
+                    strategy.new_session(
+                        session_context(domain, ids[0], guard_llm=config.guard_llm, guard_llm_args=config.role_args("guard"))
+                    )
+    except TauguardInputError as exc:
+        raise PlanError(first_line(exc)) from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
+
+
+def load_fault_profile(name: str) -> dict[str, Any]:
+    """The fault profile as a dict (a one-line error for an unknown or invalid one)."""
+    from tauguard.faults.profiles import load_profile
+
+    try:
+        return load_profile(name).model_dump()
+    except ValueError as exc:
+        raise PlanError(first_line(exc)) from None
+
+
+def _roles(config: RunConfig) -> list[tuple[str, str]]:
+    roles = [("agent", config.agent_llm), ("user", config.user_llm)]
+    if config.guard_llm:
+        roles.append(("guard", config.guard_llm))
+    return [(r, m) for r, m in roles if m != SIM]
+
+
+def check_models(config: RunConfig) -> None:
+    """Resolve each model's provider offline (litellm's table) and check its credentials."""
+    todo = _roles(config)
+    if not todo:
+        return
+    import litellm
+
+    for role, model in todo:
+        args = config.role_args(role)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a banner on failure
+                litellm.get_llm_provider(
+                    model, custom_llm_provider=args.get("custom_llm_provider"), api_base=args.get("api_base")
+                )
+        except Exception:
+            raise PlanError(
+                f"unknown provider in the {role} model '{model}'; use provider/model "
+                "(e.g. openai/gpt-4.1, anthropic/claude-3-5-sonnet-20240620) or 'sim'"
+            ) from None
+    missing = missing_credentials(config)
+    if missing:
+        role, model, keys = missing[0]
+        var = keys[0] if keys else "the provider's API key variable"
+        raise PlanError(
+            f"no credentials for the {role} model '{model}': set {var} in the environment, "
+            "or run offline with --agent-llm sim --user-llm sim"
+        )
+
+
+def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
+    """(role, model, missing env vars) for each non-sim model whose provider key is unset."""
+    todo = _roles(config)
+    if not todo:
+        return []
+    import litellm
+
+    missing = []
+    for role, model in todo:
+        args = config.role_args(role)
+        if args.get("api_base") or args.get("base_url"):
+            continue  # an explicit endpoint: nothing to look up in the environment
+        try:
+            check = litellm.validate_environment(model=model)
+        except Exception:
+            continue
+        if not check.get("keys_in_environment", True):
+            missing.append((role, model, list(check.get("missing_keys") or [])))
+    return missing
+
+
+def known_backends() -> list[str]:
+    """joblib backend names registered in this process (plus lazily registered ones)."""
+    from joblib import parallel
+
+    return sorted(set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {})))
+
+
+def check_backend(backend: str) -> None:
+    """The joblib backend exists."""
+    allowed = known_backends()
+    if backend not in allowed:
+        raise PlanError(f"unknown --backend '{backend}'; allowed: {', '.join(allowed)}")
+
+
+def check_workers(workers: int | None) -> None:
+    """A worker count given on resume is at least 1."""
+    if workers is not None and workers < 1:
+        raise PlanError(f"--workers must be at least 1, got {workers}")
+
+
+def check_out_dir(out: Path) -> None:
+    """``out`` is a folder or can become one: no existing part of it is a regular file."""
+    path = Path(out)
+    for part in [path, *path.parents]:
+        if part.exists():
+            if not part.is_dir():
+                raise PlanError(f"--out {out}: {part} is a file, not a folder")
+            if not os.access(part, os.W_OK | os.X_OK):
+                raise PlanError(f"--out {out}: folder {part} is not writable")
+            return

@@ -1,0 +1,183 @@
+"""The library's run API: ``plan`` a run (every input checked, nothing written), ``run`` it,
+``resume`` an interrupted one. The CLI only parses flags and displays what these return.
+
+Every user error is a ``ValueError`` subclass with a one-line message (:class:`ConfigError`,
+:class:`PlanError`, :class:`RunLoadError`, :class:`RunFolderError`), raised before any work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tauguard.config import ConfigError, RunConfig, resolve_config
+from tauguard.execution.batch import Progress, run_batch
+from tauguard.execution.checks import (
+    PlanError,
+    check_backend,
+    check_models,
+    check_out_dir,
+    check_strategy,
+    check_workers,
+    first_line,
+    load_fault_profile,
+)
+from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks
+from tauguard.records import Manifest, TrialRecord
+from tauguard.secrets import drop_redacted
+from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
+
+OnRecord = Callable[[TrialRecord, Progress], None]
+
+
+@dataclass
+class RunPlan:
+    """A checked run, ready to execute: its config, tasks, fault profile, manifest and folder."""
+
+    config: RunConfig
+    tasks: dict[str, list[str]]
+    fault_profile: dict[str, Any]
+    manifest: Manifest
+    run_dir: Path
+    resumed: bool = False
+    done_units: int = 0  # units already recorded without error (resume)
+
+    @property
+    def total_units(self) -> int:
+        """(task, trial) units of the whole run."""
+        return self.manifest.expected_units
+
+    def describe(self) -> list[str]:
+        """The plan in lines, as ``tauguard run --dry-run`` prints it."""
+        c, profile = self.config, self.fault_profile
+        n_tasks = sum(len(v) for v in self.tasks.values())
+        sim_note = "  (simulation: the built-in sim model, not a real LLM)"
+        lines = [f"run:       {self.run_dir}" + ("  (resume)" if self.resumed else "")]
+        lines.append(f"strategy:  {c.strategy} {c.strategy_options or ''}".rstrip())
+        lines += [f"domain:    {d} / {c.split}: {len(ids)} tasks" for d, ids in self.tasks.items()]
+        lines.append(f"units:     {n_tasks} tasks x {c.trials} trials = {n_tasks * c.trials} simulations")
+        if self.resumed:
+            lines.append(f"done:      {self.done_units} already recorded")
+        lines.append(f"agent:     {c.agent_llm}{sim_note if c.agent_llm == 'sim' else ''}")
+        lines.append(f"user:      {c.user_llm}{sim_note if c.user_llm == 'sim' else ''}")
+        if c.guard_llm:
+            lines.append(f"guard llm: {c.guard_llm}")
+        rates = {k: v for k, v in profile.get("rates", {}).items() if v}
+        lines.append(
+            f"faults:    {profile.get('name')} (uptake {profile.get('uptake')}, forbidden_write {profile.get('forbidden_write')}"
+            + (f", rates {rates}" if rates else "") + ")"
+        )
+        lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
+        return lines
+
+
+@dataclass
+class RunResult:
+    """What a finished (or resumed) run produced."""
+
+    run_dir: Path
+    manifest: Manifest
+    progress: Progress = field(repr=False)
+
+    @property
+    def status(self) -> str:
+        """The manifest's final status (``completed`` after a normal return)."""
+        return self.manifest.status
+
+
+def _as_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
+    if isinstance(config, RunConfig):
+        return config
+    return resolve_config(None, dict(config))
+
+
+def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
+    """Check every input of a new run and return its plan; writes nothing.
+
+    ``config`` is a :class:`RunConfig` or a mapping of its fields (defaults fill the rest).
+    Raises a ``ValueError`` subclass with a one-line message on any bad input.
+    """
+    config = _as_config(config)
+    check_out_dir(Path(config.out))
+    check_backend(config.backend)
+    check_strategy(config)  # unknown name: before loading tau2's tasks
+    profile = load_fault_profile(config.faults)
+    tasks = resolve_tasks(config)
+    check_strategy(config, tasks)
+    check_models(config)
+    run_dir = Path(config.out) / default_run_id(config)
+    if run_dir.exists() or run_dir.is_symlink():
+        raise PlanError(f"run directory {run_dir} already exists; pick another --name or continue it with --resume {run_dir}")
+    manifest = new_manifest(run_dir.name, config, tasks, profile)
+    return RunPlan(config=config, tasks=tasks, fault_profile=profile, manifest=manifest, run_dir=run_dir)
+
+
+def _stored_config(run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None) -> RunConfig:
+    # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
+    # provider (keys are read from the environment again).
+    raw = drop_redacted(dict(manifest.config))
+    if workers is not None:
+        raw["workers"] = workers
+    if backend is not None:
+        raw["backend"] = backend
+    try:
+        return RunConfig.model_validate(raw)
+    except Exception as exc:
+        raise ConfigError(f"cannot resume {run_dir}: its manifest's config is invalid ({first_line(exc)})") from None
+
+
+def plan_resume(run_dir: str | Path, *, workers: int | None = None, backend: str | None = None) -> RunPlan:
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend`` may change)."""
+    run_dir = Path(run_dir)
+    check_workers(workers)
+    manifest = read_manifest(run_dir)
+    holder = lock_holder(run_dir)
+    if holder is not None:  # fail fast; execute() takes the lock for real
+        raise busy_error(run_dir, holder)
+    config = _stored_config(run_dir, manifest, workers, backend)
+    check_backend(config.backend)
+    check_strategy(config, manifest.task_ids)
+    check_models(config)
+    return RunPlan(
+        config=config, tasks=manifest.task_ids, fault_profile=manifest.fault_profile, manifest=manifest,
+        run_dir=run_dir, resumed=True, done_units=len(completed_keys(run_dir)),
+    )
+
+
+def execute(
+    run_plan: RunPlan, *, on_record: OnRecord | None = None, on_start: Callable[[int], None] | None = None,
+    verbose: bool = False,
+) -> RunResult:
+    """Create (or lock, on resume) the run folder and run every pending unit.
+
+    ``on_start(units_already_done)`` is called once the folder is this process's. Raises
+    :class:`RunFolderError` when the folder exists (new run) or another process is writing
+    it; KeyboardInterrupt (Ctrl-C or SIGTERM) after marking the run ``interrupted``.
+    """
+    p = run_plan
+    if p.resumed:
+        lock = RunLock.acquire(p.run_dir)
+        try:
+            p.manifest = read_manifest(p.run_dir)  # the holder before us may have updated it
+        except BaseException:
+            lock.release()
+            raise
+    else:
+        lock = create_run_dir(p.run_dir.parent, p.run_dir.name, p.manifest)
+    progress = run_batch(p.run_dir, p.manifest, p.config, lock, on_record=on_record, on_start=on_start, verbose=verbose)
+    return RunResult(run_dir=p.run_dir, manifest=p.manifest, progress=progress)
+
+
+def run(config: RunConfig | Mapping[str, Any], *, on_record: OnRecord | None = None, verbose: bool = False) -> RunResult:
+    """Plan and execute a new run; ``on_record(record, progress)`` is called after each unit."""
+    return execute(plan(config), on_record=on_record, verbose=verbose)
+
+
+def resume(
+    run_dir: str | Path, *, workers: int | None = None, backend: str | None = None,
+    on_record: OnRecord | None = None, verbose: bool = False,
+) -> RunResult:
+    """Finish an interrupted or killed run with its own stored config."""
+    return execute(plan_resume(run_dir, workers=workers, backend=backend), on_record=on_record, verbose=verbose)
