@@ -7,12 +7,17 @@ directory, then times:
   imports are included), and
 - the library call (:func:`tauguard.compare.compare_runs` on loaded runs, and load + compare),
 
-with 10,000 bootstrap resamples. Usage: ``python bench/bench_compare.py [--repeat 3]``.
+with 10,000 bootstrap resamples. ``--scale 10`` builds 2,780 tasks x 4 trials per run;
+``--conversation-kb 20`` gives every record a conversation of about that size (a τ²
+simulation's messages, as ``tauguard run`` stores them; records are ~24 KB uncompressed)
+so loading costs what it costs on real runs. Usage:
+``python bench/bench_compare.py [--repeat 3] [--scale 10] [--conversation-kb 20]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import subprocess
@@ -30,17 +35,47 @@ TRIALS = 4
 RESAMPLES = 10_000
 
 
-def build_run(root: Path, name: str, p_pass: float, seed: int) -> Path:
+def build_run(root: Path, name: str, p_pass: float, seed: int, scale: int = 1, conversation_kb: int = 0) -> Path:
     """Write a synthetic sim run with Bernoulli(p_pass) trial outcomes."""
     rng = random.Random(seed)
     tasks = []
     for dom, count in DOMAINS.items():
-        for i in range(count):
+        for i in range(count * scale):
             # Task difficulty varies, so pass^k spreads out as in real runs.
             p = min(1.0, max(0.0, p_pass + rng.uniform(-0.3, 0.3)))
             outcomes = [rng.random() < p for _ in range(TRIALS)]
             tasks.append(TaskSpec(domain=dom, task_id=str(i), outcomes=outcomes, policy_violation=i % 5 == 0))
-    return write_run(root, name, tasks, strategy=name, trials=TRIALS)
+    run_dir = write_run(root, name, tasks, strategy=name, trials=TRIALS)
+    if conversation_kb:
+        _add_conversations(run_dir, conversation_kb, rng)
+    return run_dir
+
+
+def _add_conversations(run_dir: Path, kb: int, rng: random.Random) -> None:
+    """Give every record a τ²-like conversation of about ``kb`` KB (rewritten by tauguard's writer)."""
+    from tauguard.store import RECORDS, RecordWriter, iter_records
+
+    records, _ = iter_records(run_dir)
+    (run_dir / RECORDS).unlink()
+    writer = RecordWriter(run_dir)
+    for rec in records:
+        messages = []
+        while len(json.dumps(messages)) < kb * 1000:
+            rid = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(6))
+            messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{len(messages)}", "name": "get_reservation_details", "arguments": {"reservation_id": rid},
+                 "requestor": "assistant"}], "turn_idx": len(messages), "timestamp": "2026-01-01T00:00:00", "cost": 0.0})
+            content = {"reservation_id": rid, "user_id": f"user_{rng.randint(1, 999)}", "origin": "JFK",
+                       "destination": "SFO", "flights": [{"flight_number": f"HAT{rng.randint(1, 300):03d}",
+                       "date": f"2024-05-{rng.randint(1, 30):02d}", "price": rng.randint(50, 2000)} for _ in range(3)],
+                       "passengers": [{"first_name": "Emma", "last_name": "Kim", "dob": "1990-01-01"}],
+                       "payment_history": [{"payment_id": f"credit_card_{rng.randint(1, 10**7)}", "amount": rng.randint(50, 5000)}]}
+            messages.append({"role": "tool", "id": f"c{len(messages) - 1}", "content": json.dumps(content),
+                             "requestor": "assistant", "turn_idx": len(messages), "timestamp": "2026-01-01T00:00:00",
+                             "error": False})
+        writer.write(rec.model_copy(update={"simulation": {"id": "x", "task_id": rec.task_id, "messages": messages,
+                                                           "termination_reason": "user_stop"}}))
+    writer.close()
 
 
 def _time(fn, repeat: int) -> list[float]:  # noqa: ANN001 - any callable
@@ -60,14 +95,18 @@ def main() -> None:
     """Build the runs, time CLI and library, print wall times."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scale", type=int, default=1)
+    parser.add_argument("--conversation-kb", type=int, default=0)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tauguard-bench-") as tmp:
         root = Path(tmp)
         start = time.perf_counter()
-        a = build_run(root, "baseline", 0.6, seed=1)
-        b = build_run(root, "candidate", 0.65, seed=2)
-        print(f"built 2 runs x {sum(DOMAINS.values())} tasks x {TRIALS} trials in {time.perf_counter() - start:.2f} s")
+        a = build_run(root, "baseline", 0.6, seed=1, scale=args.scale, conversation_kb=args.conversation_kb)
+        b = build_run(root, "candidate", 0.65, seed=2, scale=args.scale, conversation_kb=args.conversation_kb)
+        size = sum(f.stat().st_size for f in a.iterdir()) / 1e6
+        print(f"built 2 runs x {sum(DOMAINS.values()) * args.scale} tasks x {TRIALS} trials in "
+              f"{time.perf_counter() - start:.2f} s ({size:.1f} MB per run on disk)")
 
         cmd = [sys.executable, "-m", "tauguard", "compare", str(a), str(b), "--resamples", str(RESAMPLES)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -79,9 +118,13 @@ def main() -> None:
             lambda: subprocess.run([sys.executable, "-c", "import tauguard.cli.main"], check=True), args.repeat
         )
 
-        runs = [load_run(a), load_run(b)]
+        runs = [load_run(a, conversations=False), load_run(b, conversations=False)]
         lib_times = _time(lambda: compare_runs(runs, n_resamples=RESAMPLES), args.repeat)
-        load_lib_times = _time(lambda: compare_runs([load_run(a), load_run(b)], n_resamples=RESAMPLES), args.repeat)
+        load_lib_times = _time(
+            lambda: compare_runs([load_run(a, conversations=False), load_run(b, conversations=False)], n_resamples=RESAMPLES),
+            args.repeat,
+        )
+        show_times = _time(lambda: subprocess.run([sys.executable, "-m", "tauguard", "show", str(b)], capture_output=True, check=True), args.repeat)
 
     print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, bootstrap stratified by 3 domains")
     print(f"CLI `tauguard compare` (table), end to end:  {_fmt(cli_times)}")
@@ -89,6 +132,7 @@ def main() -> None:
     print(f"  of which interpreter + `import tauguard.cli.main`: {_fmt(import_times)}")
     print(f"library compare_runs (runs loaded):          {_fmt(lib_times)}")
     print(f"library load_run x2 + compare_runs:          {_fmt(load_lib_times)}")
+    print(f"CLI `tauguard show` (one run), end to end:   {_fmt(show_times)}")
     print()
     print(out.splitlines()[0] if out.startswith("SIMULATION") else "")
 

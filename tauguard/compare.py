@@ -549,14 +549,17 @@ def compare_runs(
     )
 
 
-def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason."""
+def load_runs(paths: Sequence[str | Path], conversations: bool = True) -> list[Run]:
+    """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason.
+
+    ``conversations=False`` skips the records' conversations (see :func:`tauguard.store.load_run`).
+    """
     from tauguard.store import RunLoadError, load_run
 
     runs = []
     for path in paths:
         try:
-            runs.append(load_run(path))
+            runs.append(load_run(path, conversations=conversations))
         except OSError as exc:
             # Unreadable records file (permissions, a directory in its place ...).
             raise RunLoadError(f"cannot read run {path}: {exc.strerror or exc}") from None

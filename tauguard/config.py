@@ -44,6 +44,16 @@ class RunConfig(BaseModel):
     llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
     workers: int = Field(default=2, ge=1)
     backend: str = "loky"
+    # Simulations in flight (threads when a real LLM is in play); None: per mode, see
+    # tauguard.execution.concurrency.default_concurrency.
+    concurrency: int | None = Field(default=None, ge=1)
+    # Per-model rate limits {model: [requests per minute, tokens per minute (optional)]},
+    # shared by the run's simulations; retries of failing completions before a unit is
+    # recorded as an infrastructure error (see tauguard.execution.provider).
+    rate_limits: dict[str, list[float]] = Field(default_factory=dict)
+    max_retries: int = Field(default=5, ge=0)
+    # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
+    max_cost: float | None = Field(default=None, gt=0)
     seed: int = 300
     max_steps: int = Field(default=200, ge=1)
     max_errors: int = Field(default=10, ge=1)

@@ -3,7 +3,10 @@
 In sim mode the harness is the cost: tau2's evaluator rebuilds two environments and
 replays the gold actions for every simulation (~0.9 s on airline). The gold-side database
 hashes of a task are the same for every trial, and the pristine database the same for
-every simulation of a domain, so both are computed once per process. The predicted side
+every simulation of a domain, so both are computed once per process. Databases are
+compared through ``cow_env``: environments are copy-on-write views of the pristine
+database, and only the entries a side touched are serialised and compared (equal exactly
+when tau2's full-database hashes are equal). The predicted side
 is the environment the simulation itself ran in when the caller passes it: tau2 rebuilds
 it by replaying the trajectory's tool calls on a fresh environment (and raises if any
 replayed result differs), which yields the state the live environment already holds,
@@ -20,17 +23,18 @@ from tau2.evaluator.evaluator_action import ActionEvaluator
 from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
 
 from tauguard import tau2compat as t2
+from tauguard.cow_env import DbState, db_state, same_db
 
 _STOPS = {t2.TerminationReason.AGENT_STOP, t2.TerminationReason.USER_STOP}
 
 
 class CachedEvaluator:
-    """Per-process evaluator caching gold hashes per task."""
+    """Per-process evaluator caching the gold-side databases per task."""
 
     def __init__(self) -> None:
-        self._gold: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self._gold: dict[tuple[str, str], tuple[DbState | None, DbState | None]] = {}
 
-    def _gold_hashes(self, domain: str, task: t2.Task) -> tuple[str | None, str | None]:
+    def _gold_states(self, domain: str, task: t2.Task) -> tuple[DbState | None, DbState | None]:
         key = (domain, task.id)
         if key not in self._gold:
             init = task.initial_state
@@ -45,7 +49,7 @@ class CachedEvaluator:
                     env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
                 except Exception:  # tau2 logs and ignores failing gold actions too
                     pass
-            self._gold[key] = (env.get_db_hash(), env.get_user_db_hash())
+            self._gold[key] = (db_state(env.tools), db_state(env.user_tools))
         return self._gold[key]
 
     def _env_reward(
@@ -67,8 +71,8 @@ class CachedEvaluator:
                 initialization_actions=init.initialization_actions if init else None,
                 message_history=messages,
             )
-        gold_agent, gold_user = self._gold_hashes(domain, task)
-        match = gold_agent == predicted.get_db_hash() and gold_user == predicted.get_user_db_hash()
+        gold_agent, gold_user = self._gold_states(domain, task)
+        match = same_db(gold_agent, db_state(predicted.tools)) and same_db(gold_user, db_state(predicted.user_tools))
         db_check = DBCheck(db_match=match, db_reward=1.0 if match else 0.0)
         checks = []
         assertion_reward = 1.0

@@ -4,20 +4,29 @@ Schema of ``runs/<run-id>/``:
 - ``manifest.json``: :class:`Manifest`;
 - ``simulations.jsonl``: one :class:`TrialRecord` per line, appended and flushed as each
   (task, trial) finishes. A resumed run appends; the loader keeps the last record of each
-  (domain, task_id, trial) and tolerates a truncated last line.
+  (domain, task_id, trial) and tolerates a truncated last line. Lines are written by
+  :func:`record_line`: fields at their default are left out, and the conversation (τ²'s
+  ``SimulationRun``, ~80 % of a record) is stored zlib-compressed and base64-encoded under
+  ``simulation_z`` (``simulation`` in plain runs and in runs written before schema 2, which
+  load unchanged). Loading with ``context={"conversation": False}`` skips the conversation
+  without decompressing it (``show``, ``compare``, ``check`` and resume need none).
 
 This module imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import base64
+import json
+import zlib
+from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from tauguard.guard import GuardEvent
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)
+CONVERSATION_Z = "simulation_z"
 
 # The one label of output made with the built-in sim model (manifest, summary, compare,
 # check, probes): simulated numbers are never presented as findings about real LLMs.
@@ -95,6 +104,45 @@ class TrialRecord(BaseModel):
         """The identity of a trial within a run."""
         return (self.domain, self.task_id, self.trial)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation(cls, data: Any, info: ValidationInfo) -> Any:
+        # Stored lines carry the conversation compressed; loaders that need no
+        # conversation pass context={"conversation": False} and never decompress it.
+        if not isinstance(data, dict):
+            return data
+        skip = bool(info.context) and info.context.get("conversation") is False
+        if CONVERSATION_Z not in data and not (skip and data.get("simulation") is not None):
+            return data
+        data = dict(data)
+        blob = data.pop(CONVERSATION_Z, None)
+        if skip:
+            data["simulation"] = None
+        elif blob is not None:
+            data["simulation"] = json.loads(zlib.decompress(base64.b64decode(blob)))
+        return data
+
+
+def record_line(record: TrialRecord, compress: bool = True, scrub: Callable[[str], str] | None = None) -> str:
+    """One ``simulations.jsonl`` line (no newline): defaults left out, conversation compressed.
+
+    ``scrub`` cleans text before it is written; the conversation is scrubbed before it is
+    compressed (a secret inside compressed bytes would escape a scrub of the line).
+    """
+    clean = scrub or (lambda text: text)
+    data = record.model_dump(mode="json", exclude_defaults=True, exclude={"simulation"})
+    data["schema_version"] = record.schema_version
+    conversation = None
+    if record.simulation is not None:
+        conversation = clean(json.dumps(record.simulation, separators=(",", ":"), ensure_ascii=False))
+    line = clean(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+    if conversation is None:
+        return line
+    if compress:
+        blob = base64.b64encode(zlib.compress(conversation.encode("utf-8"), 6)).decode("ascii")
+        return f'{line[:-1]},"{CONVERSATION_Z}":"{blob}"}}'
+    return f'{line[:-1]},"simulation":{conversation}}}'
+
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 
@@ -105,6 +153,8 @@ class Manifest(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     status: RunStatus = "running"
+    # Why an unfinished run stopped on its own (e.g. its --max-cost was reached).
+    stop_reason: str | None = None
     # Set on runs that used the built-in sim model, so the file itself says so.
     note: str | None = None
     created_at: str

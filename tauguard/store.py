@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable
 from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
-from tauguard.records import Manifest, TrialRecord
+from tauguard.records import Manifest, TrialRecord, record_line
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
@@ -209,8 +209,9 @@ def read_manifest(run_dir: Path) -> Manifest:
 class RecordWriter:
     """Appends trial records durably; one instance per run, used by the parent process."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, compress: bool = True) -> None:
         self.path = Path(run_dir) / RECORDS
+        self.compress = compress
         self._repair_tail()
         self._fh = open(self.path, "a", encoding="utf-8")
 
@@ -226,7 +227,7 @@ class RecordWriter:
 
     def write(self, record: TrialRecord) -> None:
         """Append one record (credential values scrubbed) and make it durable before returning."""
-        self._fh.write(scrub(record.model_dump_json()) + "\n")
+        self._fh.write(record_line(record, self.compress, scrub=scrub) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -235,8 +236,12 @@ class RecordWriter:
         self._fh.close()
 
 
-def iter_records(run_dir: Path) -> tuple[list[TrialRecord], int]:
-    """All parsable records in file order, and how many lines were skipped."""
+def iter_records(run_dir: Path, conversations: bool = True) -> tuple[list[TrialRecord], int]:
+    """All parsable records in file order, and how many lines were skipped.
+
+    ``conversations=False`` leaves each record's ``simulation`` out (never decompressed).
+    """
+    context = {"conversation": conversations}
     path = Path(run_dir) / RECORDS
     records: list[TrialRecord] = []
     skipped = 0
@@ -248,7 +253,7 @@ def iter_records(run_dir: Path) -> tuple[list[TrialRecord], int]:
                 if not line.strip():
                     continue
                 try:
-                    records.append(TrialRecord.model_validate_json(line))
+                    records.append(TrialRecord.model_validate_json(line, context=context))
                 except (ValidationError, ValueError):
                     skipped += 1
     except OSError as exc:
@@ -264,11 +269,15 @@ def latest_records(records: Iterable[TrialRecord]) -> list[TrialRecord]:
     return list(latest.values())
 
 
-def load_run(run_dir: str | Path) -> Run:
-    """Load a run directory (manifest + deduplicated records)."""
+def load_run(run_dir: str | Path, conversations: bool = True) -> Run:
+    """Load a run directory (manifest + deduplicated records).
+
+    ``conversations=False``: records without their conversation (``simulation`` is None),
+    much faster on large runs; outcomes, guard events, faults and usage are all there.
+    """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    records, skipped = iter_records(run_dir)
+    records, skipped = iter_records(run_dir, conversations)
     return Run(
         path=run_dir, manifest=manifest, records=latest_records(records), skipped_lines=skipped,
         live_pid=lock_holder(run_dir),
@@ -285,7 +294,7 @@ def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":
     """
     import pandas as pd
 
-    run = load_run(run_dir)
+    run = load_run(run_dir, conversations=False)
     rows = []
     for rec in run.records:
         row = {
@@ -323,7 +332,7 @@ def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":
 
 def completed_keys(run_dir: Path) -> set[tuple[str, str, int]]:
     """Keys of units that finished without an infrastructure error (skipped by resume)."""
-    records, _ = iter_records(run_dir)
+    records, _ = iter_records(run_dir, conversations=False)
     return {r.key for r in latest_records(records) if r.error is None}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pickle
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -54,24 +53,16 @@ def _env_module(domain: str) -> Any:
     return importlib.import_module(f"tau2.domains.{domain}.environment")
 
 
-@lru_cache(maxsize=None)
-def _pristine_dbs(domain: str) -> dict[str, bytes]:
-    # Loading and validating a domain database from JSON dominates environment
-    # construction (airline ~0.3 s); the pristine database is the same for every
-    # simulation of a domain, so it is loaded once per process and copied after.
-    # Unpickling is the cheapest deep copy of these pydantic trees (airline: 0.17 s
-    # against 0.25 s for deepcopy/model_copy).
-    env = _env_module(domain).get_environment()
-    dbs = {"db": pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL)}
-    if domain == "telecom":
-        dbs["user_db"] = pickle.dumps(env.user_tools.db, protocol=pickle.HIGHEST_PROTOCOL)
-    return dbs
+def env_module(domain: str) -> Any:
+    """The ``tau2.domains.<domain>.environment`` module."""
+    return _env_module(domain)
 
 
 def make_environment(domain: str) -> Environment:
-    """A fresh environment of ``domain`` in its pristine state (databases copied)."""
-    kwargs = {name: pickle.loads(blob) for name, blob in _pristine_dbs(domain).items()}
-    return _env_module(domain).get_environment(**kwargs)
+    """A fresh environment of ``domain`` in its pristine state (copy-on-write, see ``cow_env``)."""
+    from tauguard.cow_env import fresh_environment
+
+    return fresh_environment(domain)
 
 
 def environment_constructor(domain: str) -> Callable[..., Environment]:

@@ -37,9 +37,8 @@ def test_blocked_call_never_reaches_the_environment(tau2):
     # the inner agent received the decision and told the user it cannot do it
     texts = [m.get("content") or "" for m in rec.simulation["messages"] if m["role"] == "assistant"]
     assert any("cannot perform cancel_reservation" in t for t in texts)
-    # after_tool fired for every tool result the agent saw
-    results = [m for m in rec.simulation["messages"] if m["role"] == "tool" and m.get("requestor") == "assistant"]
-    assert len([e for e in rec.guard_events if e.hook == "after_tool"]) == len(results)
+    # after_tool observations that decided nothing are not recorded (records stay small)
+    assert not [e for e in rec.guard_events if e.hook == "after_tool"]
 
 
 def test_other_tools_pass_and_react_has_no_events(tau2):

@@ -88,12 +88,12 @@ _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "-
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "concurrency", "max_cost")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--concurrency/--max-cost may change)")
 
 
 def run(
@@ -116,6 +116,16 @@ def run(
     attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
     backend: Optional[str] = typer.Option(None, "--backend", help="joblib backend (loky, multiprocessing, threading, ...)."),
+    concurrency: Optional[int] = typer.Option(
+        None, "--concurrency", "-c",
+        help="Simulations in flight (threads when a real LLM is in play; default 8 per worker, sim: one per worker).",
+    ),
+    rate_limit: Optional[list[str]] = typer.Option(
+        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for a model, shared by the run (repeatable)."
+    ),
+    max_cost: Optional[float] = typer.Option(
+        None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it."
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
     name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out)."),
@@ -132,6 +142,15 @@ def run(
         fail(f"unknown --format '{fmt}'; allowed: table, json, markdown")
     if trials is not None and trials < 1:
         fail(f"-k/--trials must be at least 1, got {trials}")
+    limits: dict[str, list[float]] = {}
+    for text in rate_limit or []:
+        from tauguard.execution.provider import RateLimit
+
+        try:
+            model, limit = RateLimit.parse(text)
+        except ValueError as exc:
+            fail(str(exc))
+        limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
     overrides: dict[str, Any] = {
         "strategy": strategy,
         "domains": _split_list(domain),
@@ -150,6 +169,9 @@ def run(
         "attack_llm": attack_llm,
         "workers": workers,
         "backend": backend,
+        "concurrency": concurrency,
+        "rate_limits": limits or None,
+        "max_cost": max_cost,
         "seed": seed,
         "max_steps": max_steps,
         "name": name,
@@ -161,7 +183,9 @@ def run(
     try:
         if resume is not None:
             _refuse_with_resume(resume, overrides, config)
-            run_plan = lifecycle.plan_resume(resume, workers=workers, backend=backend)
+            run_plan = lifecycle.plan_resume(
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost
+            )
         else:
             run_plan = lifecycle.plan(resolve_config(config, overrides))
     except ValueError as exc:  # the library's one-line user errors

@@ -97,7 +97,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        run = load_run(run_dir)
+        run = load_run(run_dir, conversations=False)
         summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))

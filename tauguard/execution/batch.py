@@ -43,7 +43,10 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        attack=attack_spec(config), verbose=verbose, parent_pid=os.getpid(),
+                        attack=attack_spec(config),
+                        verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
+                        rate_share=1 if config.backend == "threading" else config.workers,
+                        max_retries=config.max_retries,
                     )
                 )
     return out
@@ -76,19 +79,28 @@ class Progress:
 
 
 def execute(
-    pending: list[UnitSpec], workers: int, backend: str
+    pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False,
+    may_start: Callable[[], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Run units in parallel through joblib, yielding records as they finish.
+    """Run units in parallel, yielding records as they finish.
 
-    Units are grouped by task: one job runs a task's pending trials, so the worker's
-    per-task caches (gold-side hashes, the sim's plan) serve every trial of it.
+    ``threaded`` (a real LLM is in play): ``concurrency`` simulations in flight as threads,
+    in this process (``workers`` 1) or in ``workers`` processes (see ``concurrency``).
+    Otherwise (sim mode, CPU bound) units are grouped by task over joblib processes: one
+    job runs a task's pending trials, so the worker's per-task caches serve every trial.
     """
     from joblib import Parallel, delayed
 
+    from tauguard.execution import concurrency as cc
     from tauguard.execution.simulate import run_units
 
     if not pending:
         return iter(())
+    if threaded:
+        inflight = concurrency or cc.default_concurrency(workers, True)
+        if workers == 1 or backend == "threading" or inflight <= 1:
+            return cc.run_threads(pending, inflight, may_start)
+        return cc.run_processes_of_threads(pending, workers, inflight, backend)
     groups: dict[tuple[str, str], list[UnitSpec]] = {}
     for unit in pending:
         groups.setdefault((unit.domain, unit.task_id), []).append(unit)
@@ -118,6 +130,47 @@ def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator
                 yield from batch
 
 
+def record_cost(record: TrialRecord) -> float:
+    """USD a record cost, all roles (unknown costs count as 0)."""
+    return sum(u.cost or 0.0 for u in record.usage.values())
+
+
+def recorded_cost(run_dir: Path) -> float:
+    """USD already recorded in a run folder (latest record per unit, errors included)."""
+    from tauguard.store import iter_records, latest_records
+
+    records, _ = iter_records(run_dir, conversations=False)
+    return sum(record_cost(r) for r in latest_records(records))
+
+
+@dataclass
+class Budget:
+    """``--max-cost``: no new simulation once the recorded cost reaches the cap."""
+
+    cap: float | None
+    spent: float = 0.0
+
+    @property
+    def reached(self) -> bool:
+        """Whether the cap is reached."""
+        return self.cap is not None and self.spent >= self.cap
+
+    def may_start(self) -> bool:
+        """Whether another simulation may start."""
+        return not self.reached
+
+    def add(self, record: TrialRecord) -> None:
+        """Account one finished unit."""
+        self.spent += record_cost(record)
+
+    def reason(self) -> str:
+        """The manifest's stop reason."""
+        return (
+            f"max cost ${self.cap:.2f} reached (${self.spent:.2f} recorded); "
+            "resume with a higher --max-cost to continue"
+        )
+
+
 def run_batch(
     run_dir: Path,
     manifest: Manifest,
@@ -139,6 +192,8 @@ def run_batch(
         if on_start is not None:
             on_start(progress.done)
         manifest.status = "running"
+        manifest.stop_reason = None
+        budget = Budget(config.max_cost, recorded_cost(run_dir))
         manifest.updated_at = now_iso()
         write_manifest(run_dir, manifest)
         writer = RecordWriter(run_dir)
@@ -146,7 +201,14 @@ def run_batch(
         stream: Iterator[dict[str, Any]] = iter(())
         try:
             with sigterm_as_interrupt():
-                stream = execute(pending, config.workers, config.backend)
+                from tauguard.execution.concurrency import threaded
+
+                is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
+                stream = execute(
+                    pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
+                )
+                if not budget.may_start():
+                    stream = iter(())
                 for raw in stream:
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
@@ -155,7 +217,14 @@ def run_batch(
                     progress.update(record)
                     if on_record is not None:
                         on_record(record, progress)
-                manifest.status = "completed"
+                    budget.add(record)
+                    if not budget.may_start() and not is_threaded:
+                        break  # processes cannot be told to stop starting units: stop here
+                if budget.reached and progress.done < progress.total:
+                    manifest.status = "interrupted"
+                    manifest.stop_reason = budget.reason()
+                else:
+                    manifest.status = "completed"
         except KeyboardInterrupt:
             manifest.status = "interrupted"
             raise

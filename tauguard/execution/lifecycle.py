@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from tauguard.config import ConfigError, RunConfig, resolve_config
 from tauguard.execution.batch import Progress, run_batch
+from tauguard.execution.concurrency import describe as describe_parallelism
+from tauguard.execution.concurrency import threaded
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
@@ -70,6 +72,12 @@ class RunPlan:
             + (f", rates {rates}" if rates else "") + ")"
         )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
+        lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm))}")
+        if c.rate_limits:
+            shown = ", ".join(f"{m} {v[0]:g} rpm" + (f" {v[1]:g} tpm" if len(v) > 1 else "") for m, v in c.rate_limits.items())
+            lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
+        if c.max_cost is not None:
+            lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
         return lines
 
 
@@ -114,7 +122,10 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     return RunPlan(config=config, tasks=tasks, fault_profile=profile, manifest=manifest, run_dir=run_dir)
 
 
-def _stored_config(run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None) -> RunConfig:
+def _stored_config(
+    run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None,
+    max_cost: float | None = None,
+) -> RunConfig:
     # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
     # provider (keys are read from the environment again).
     raw = drop_redacted(dict(manifest.config))
@@ -122,21 +133,32 @@ def _stored_config(run_dir: Path, manifest: Manifest, workers: int | None, backe
         raw["workers"] = workers
     if backend is not None:
         raw["backend"] = backend
+    if concurrency is not None:
+        raw["concurrency"] = concurrency
+    if max_cost is not None:
+        raw["max_cost"] = max_cost
     try:
         return RunConfig.model_validate(raw)
     except Exception as exc:
         raise ConfigError(f"cannot resume {run_dir}: its manifest's config is invalid ({first_line(exc)})") from None
 
 
-def plan_resume(run_dir: str | Path, *, workers: int | None = None, backend: str | None = None) -> RunPlan:
-    """Check that ``run_dir`` can be resumed (only ``workers``/``backend`` may change)."""
+def plan_resume(
+    run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None,
+    max_cost: float | None = None,
+) -> RunPlan:
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``concurrency``/``max_cost`` may change)."""
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
     holder = lock_holder(run_dir)
     if holder is not None:  # fail fast; execute() takes the lock for real
         raise busy_error(run_dir, holder)
-    config = _stored_config(run_dir, manifest, workers, backend)
+    if concurrency is not None and concurrency < 1:
+        raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
+    if max_cost is not None and max_cost <= 0:
+        raise PlanError(f"--max-cost must be positive, got {max_cost}")
+    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost)
     check_backend(config.backend)
     check_strategy(config, manifest.task_ids)
     check_models(config)
@@ -177,7 +199,11 @@ def run(config: RunConfig | Mapping[str, Any], *, on_record: OnRecord | None = N
 
 def resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None,
-    on_record: OnRecord | None = None, verbose: bool = False,
+    concurrency: int | None = None, max_cost: float | None = None, on_record: OnRecord | None = None,
+    verbose: bool = False,
 ) -> RunResult:
     """Finish an interrupted or killed run with its own stored config."""
-    return execute(plan_resume(run_dir, workers=workers, backend=backend), on_record=on_record, verbose=verbose)
+    return execute(
+        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost),
+        on_record=on_record, verbose=verbose,
+    )

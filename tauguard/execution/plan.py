@@ -33,6 +33,11 @@ class UnitSpec(BaseModel):
     verbose: bool = False
     # The run's process: a worker started by it exits when it dies (see processes.exit_with_parent).
     parent_pid: int | None = None
+    # Provider discipline (real LLMs only): {model: [rpm, tpm?]}, split over ``rate_share``
+    # processes; retries before the unit becomes an infrastructure error.
+    rate_limits: dict[str, list[float]] = Field(default_factory=dict)
+    rate_share: int = 1
+    max_retries: int = 5
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -8,7 +8,7 @@ are tested end to end against it: ``litellm`` talks to it as ``openai/<name>`` w
     {"tool_calls": [{"name": "get_user_details", "arguments": {"user_id": "x"}}]}
 
 optionally with ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``,
-``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, or ``"echo_auth": True``
+``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, ``"headers": {"Retry-After": "1"}``, or ``"echo_auth": True``
 (the error message repeats the request's Authorization header, as some providers do). ``responses`` is a
 list consumed in order (the last item repeats) or a callable ``(request_json) -> item``.
 """
@@ -94,6 +94,8 @@ class ScriptedLLMServer:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
+                    for name, value in (item.get("headers") or {}).items():
+                        self.send_header(name, str(value))
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

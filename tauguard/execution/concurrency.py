@@ -1,0 +1,135 @@
+"""Simulations in flight, independent of worker processes.
+
+A real-LLM run is I/O bound: a simulation spends its time waiting for completions, so
+many simulations share one process as threads (``--concurrency``), spread over a few
+processes (``--workers``). A sim run is CPU bound and uses processes only. Each (task,
+trial) is its own unit; per-task caches (task, gold-side database state, the sim plan)
+live in the process, so every trial run there reuses them. Records come back to the
+caller in completion order, for the run's one writer.
+
+Imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Callable, Iterator
+
+from tauguard.execution.plan import UnitSpec
+
+# Simulations in flight per worker process when --concurrency is not given and a real LLM
+# is in play (a sim run uses one per process).
+DEFAULT_THREADS_PER_WORKER = 8
+
+
+def threaded(agent_llm: str, user_llm: str, guard_llm: str | None) -> bool:
+    """Whether a run is I/O bound (any role is a real LLM): threads inside processes."""
+    from tauguard.config import SIM
+
+    return agent_llm != SIM or user_llm != SIM or guard_llm is not None
+
+
+def default_concurrency(workers: int, is_threaded: bool) -> int:
+    """Simulations in flight when ``--concurrency`` is not given."""
+    return workers * DEFAULT_THREADS_PER_WORKER if is_threaded else workers
+
+
+def describe(workers: int, concurrency: int | None, is_threaded: bool) -> str:
+    """The plan's line about parallelism."""
+    c = concurrency or default_concurrency(workers, is_threaded)
+    if not is_threaded:
+        return f"{c} simulations in flight: {min(c, workers)} worker processes (sim mode: CPU bound)"
+    procs = max(1, min(workers, c))
+    return f"{c} simulations in flight: threads in {procs} process(es) (real LLM: I/O bound)"
+
+
+def run_threads(
+    pending: list[UnitSpec], concurrency: int, may_start: Callable[[], bool] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Run units on ``concurrency`` threads of this process; yield records as they finish.
+
+    Units are submitted lazily (at most ``concurrency`` in flight), so stopping the
+    iteration early (Ctrl-C, SIGTERM) starts nothing new; once ``may_start()`` is False
+    (a budget reached) no new unit starts and the ones in flight finish.
+    """
+    from tauguard.execution.simulate import run_unit
+
+    allowed = may_start or (lambda: True)
+    todo = (spec for spec in pending if allowed())
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="tauguard-sim") as pool:
+        running: set[Future[dict[str, Any]]] = set()
+        try:
+            for spec in todo:
+                running.add(pool.submit(run_unit, spec))
+                if len(running) >= concurrency:
+                    break
+            while running:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+                    # Refill after the writer has accounted the record (its cost counts
+                    # towards --max-cost before anything new starts).
+                    for spec in todo:
+                        running.add(pool.submit(run_unit, spec))
+                        break
+        finally:
+            for future in running:
+                future.cancel()
+
+
+def _worker_chunk(chunk: list[UnitSpec], threads: int, out: Any) -> int:
+    # In a worker process: run a chunk on threads, streaming each record to the parent.
+    for record in run_threads(chunk, threads):
+        out.put(record)
+    return len(chunk)
+
+
+def run_processes_of_threads(
+    pending: list[UnitSpec], workers: int, concurrency: int, backend: str
+) -> Iterator[dict[str, Any]]:
+    """``workers`` processes with ``concurrency / workers`` threads each; records in completion order.
+
+    Units are dealt to processes by task (all trials of a task go to one process), so the
+    per-task caches serve every trial.
+    """
+    import multiprocessing
+
+    from joblib import Parallel, delayed
+
+    by_task: dict[tuple[str, str], list[UnitSpec]] = {}
+    for unit in pending:
+        by_task.setdefault((unit.domain, unit.task_id), []).append(unit)
+    chunks: list[list[UnitSpec]] = [[] for _ in range(workers)]
+    for i, units in enumerate(by_task.values()):
+        chunks[i % workers].extend(units)
+    chunks = [c for c in chunks if c]
+    threads = max(1, concurrency // max(1, len(chunks)))
+    manager = multiprocessing.Manager()
+    records: Any = manager.Queue()
+    failure: list[BaseException] = []
+
+    def _drive() -> None:
+        try:
+            Parallel(n_jobs=len(chunks), backend=backend)(delayed(_worker_chunk)(c, threads, records) for c in chunks)
+        except BaseException as exc:  # surfaced in the consuming thread
+            failure.append(exc)
+        finally:
+            records.put(None)
+
+    driver = threading.Thread(target=_drive, name="tauguard-workers", daemon=True)
+    driver.start()
+    try:
+        while True:
+            try:
+                item = records.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if item is None:
+                break
+            yield item
+        if failure:
+            raise failure[0]
+    finally:
+        manager.shutdown()

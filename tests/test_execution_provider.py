@@ -1,0 +1,66 @@
+"""Provider discipline: retries with backoff honouring Retry-After, rate limits, giving up."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tauguard.execution.provider import ProviderUnavailable, RateLimit, RetryPolicy, TokenBucket, install
+from tauguard.testing.llm_server import ScriptedLLMServer
+
+
+def _generate(server: ScriptedLLMServer, timeout: float = 5.0):
+    from tau2.data_model.message import UserMessage
+    from tau2.utils.llm_utils import generate
+
+    return generate(
+        model="openai/flaky", messages=[UserMessage(role="user", content="hi")],
+        api_base=server.api_base, api_key="sk-test-not-a-real-key", timeout=timeout,
+    )
+
+
+def test_429_with_retry_after_500_and_a_stall_are_retried():
+    state = install(max_retries=4)
+    state.policy = RetryPolicy(max_retries=4, base_s=0.05, cap_s=5.0)
+    state.waited_s = 0.0
+    script = [
+        {"status": 429, "content": "slow down", "headers": {"Retry-After": "1"}},
+        {"status": 500, "content": "boom"},
+        {"content": "late", "delay_s": 3.0},  # the client times out after 1 s
+        {"content": "hello"},
+    ]
+    with ScriptedLLMServer(script) as server:
+        start = time.monotonic()
+        message = _generate(server, timeout=1.0)
+        elapsed = time.monotonic() - start
+        requests = len(server.requests)
+    assert message.content == "hello" and requests == 4
+    assert elapsed >= 2.0 and state.waited_s >= 1.0  # Retry-After (1 s) honoured, plus the 1 s timeout
+
+
+def test_after_the_last_retry_the_unit_gets_an_infrastructure_error():
+    state = install(max_retries=2)
+    state.policy = RetryPolicy(max_retries=2, base_s=0.01, cap_s=0.05)
+    with ScriptedLLMServer([{"status": 503, "content": "down"}]) as server:
+        with pytest.raises(ProviderUnavailable, match="gave up after 2 retries"):
+            _generate(server)
+        assert len(server.requests) == 3
+    with ScriptedLLMServer([{"status": 400, "content": "bad request"}]) as server:
+        with pytest.raises(Exception) as info:
+            _generate(server)
+        assert not isinstance(info.value, ProviderUnavailable) and len(server.requests) == 1  # never retried
+
+
+def test_token_bucket_spaces_requests_at_the_rate():
+    now = [0.0]
+    bucket = TokenBucket(per_minute=120, clock=lambda: now[0])  # 2 per second, burst of 2
+    waits = [bucket.reserve() for _ in range(6)]
+    assert waits == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.5, 2.0])
+    now[0] = 10.0
+    assert bucket.reserve() == 0.0
+    assert RateLimit.parse("openai/gpt-4.1=500,30000") == ("openai/gpt-4.1", RateLimit(500, 30000))
+    with pytest.raises(ValueError, match="MODEL=RPM"):
+        RateLimit.parse("gpt-4.1=fast")
+    delays = [RetryPolicy(base_s=1, cap_s=8).delay(a, None) for a in range(6)]
+    assert all(0.5 * min(8, 2**a) <= d <= min(8, 2**a) for a, d in enumerate(delays))
