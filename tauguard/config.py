@@ -59,6 +59,10 @@ class RunConfig(BaseModel):
     max_errors: int = Field(default=10, ge=1)
     max_guard_retries: int = Field(default=3, ge=0)
     faults: str = "none"
+    # Adversarial user (tauguard/attacks): a tactic, the attacked task set, an LLM for the planner.
+    attack: str | None = None
+    attack_set: str | None = None
+    attack_llm: str | None = None
     name: str | None = None
     out: str = "runs"
 
@@ -72,6 +76,24 @@ class RunConfig(BaseModel):
                 raise ValueError(f"unknown domain '{d}'; allowed: {', '.join(DOMAINS)}")
         if len(set(value)) != len(value):
             raise ValueError("a domain is listed twice")
+        return value
+
+    @field_validator("attack")
+    @classmethod
+    def _known_tactic(cls, value: str | None) -> str | None:
+        from tauguard.attacks.model import TACTICS
+
+        if value is not None and value not in TACTICS:
+            raise ValueError(f"unknown attack tactic '{value}'; allowed: {', '.join(TACTICS)}")
+        return value
+
+    @field_validator("attack_set")
+    @classmethod
+    def _known_attack_set(cls, value: str | None) -> str | None:
+        from tauguard.attacks.catalog import attack_set_names
+
+        if value is not None and value not in attack_set_names():
+            raise ValueError(f"unknown attack set '{value}'; allowed: {', '.join(attack_set_names())}")
         return value
 
     @field_validator("llm_args", mode="before")

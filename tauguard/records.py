@@ -64,6 +64,16 @@ class InjectedFault(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class AttackInfo(BaseModel):
+    """The adversarial user of an attacked trial (``tauguard run --attack``)."""
+
+    tactic: str
+    attack_set: str
+    target: dict[str, Any]  # tool, pattern (wildcards as "*"), clause id, premises
+    yielded: bool | None = None  # sim agent only: whether it was drawn to give in
+    judgement: str = ""  # why attack_success is True / False / unknown
+
+
 class TrialRecord(BaseModel):
     """The outcome of one (task, trial) simulation."""
 
@@ -82,6 +92,7 @@ class TrialRecord(BaseModel):
     # Adversarial-user outcome: True/False when judged, None when unknown or not attacked.
     attack_success: bool | None = None
     attacked: bool = False
+    attack: AttackInfo | None = None
     guard_events: list[GuardEvent] = Field(default_factory=list)
     faults: list[InjectedFault] = Field(default_factory=list)
     usage: dict[str, RoleUsage] = Field(default_factory=dict)  # agent / user / guard

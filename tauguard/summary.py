@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tauguard.attacks.report import AttackReport, attack_report
 from tauguard.metrics import RunMetrics, summarize_run
 from tauguard.store import Run
 
@@ -58,6 +59,7 @@ class RunSummary(BaseModel):
     faults: list[FaultClassRow] = Field(default_factory=list)
     costs: list[RoleCost] = Field(default_factory=list)
     infra_errors: list[str] = Field(default_factory=list)  # "domain/task trial: first line"
+    attacks: AttackReport | None = None  # adversarial-user breakdowns (`run --attack`)
     source: str = "run"  # "imported": conversations recorded elsewhere (`tauguard import`)
     source_note: str | None = None
 
@@ -113,5 +115,6 @@ def summarize(run: Run) -> RunSummary:
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
+        attacks=attack_report(run.records, m.run_id, m.strategy),
         source=m.source, source_note=m.note if m.source == "imported" else None,
     )

@@ -42,6 +42,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.report", "report", "report"),
     ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
     ("tauguard.cli.audit", "audit", "audit"),

@@ -72,6 +72,10 @@ def render(summary: "RunSummary", fmt: str) -> str:
         lines.append("")
         lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation)")
         lines.append(tabulate([f.model_dump() for f in s.faults], headers="keys", tablefmt=tablefmt))
+    if s.attacks is not None:
+        from tauguard.attacks.render import attack_lines
+
+        lines.extend(attack_lines(s.attacks, tablefmt))
     lines.append("")
     lines.append(
         tabulate(

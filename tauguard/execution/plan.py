@@ -29,6 +29,7 @@ class UnitSpec(BaseModel):
     max_errors: int
     max_guard_retries: int
     fault_profile: dict[str, Any]
+    attack: dict[str, Any] | None = None  # {tactic, set, llm}: tauguard.attacks.runtime
     verbose: bool = False
     # The run's process: a worker started by it exits when it dies (see processes.exit_with_parent).
     parent_pid: int | None = None

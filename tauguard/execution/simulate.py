@@ -102,7 +102,7 @@ def _usage(messages: list[Any], cls: type) -> RoleUsage:
     return usage
 
 
-def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[Any, Any]:
+def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any = None) -> tuple[Any, Any]:
     """The inner agent, and the sim agent (for fault accounting) when it is one."""
     if spec.agent_llm == SIM:
         from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
@@ -113,8 +113,16 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[An
         profile = FaultProfile.model_validate(spec.fault_profile)
         gold = sim_plan(spec.domain, task, pristine=env if task.initial_state is None else None)
         faults = draw_trial_faults(profile, spec.domain, task.id, spec.trial, spec.seed, gold)
-        plan = apply_plan_faults(spec.domain, task.id, gold, faults)
+        if target is not None and spec.attack is not None:
+            from tauguard.sim.attacker import attacked_plan, draws_yield
+
+            yields = draws_yield(profile, spec.attack["tactic"], spec.domain, task.id, spec.trial, spec.seed)
+            plan, faults = attacked_plan(spec.domain, task.id, gold, faults, target, spec.attack["tactic"], yields)
+        else:
+            yields = None
+            plan = apply_plan_faults(spec.domain, task.id, gold, faults)
         agent = SimAgent(spec.domain, task, gold, plan, faults, env, profile.uptake, spec.seed, spec.trial)
+        agent.attack_yielded = yields  # type: ignore[attr-defined]  # for the attacked record
         return agent, agent
     from tauguard.agents.llm import GuardContextLLMAgent
 
@@ -124,15 +132,24 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> tuple[An
     return agent, None
 
 
-def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment) -> Any:
+def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any = None) -> Any:
     _, user_types = t2.tool_types(spec.domain)
     if spec.user_llm == SIM:
+        if target is not None and spec.attack is not None:
+            from tauguard.sim.attacker import SimAttacker
+
+            return SimAttacker(task, set(user_types), target, spec.attack["tactic"])
         from tauguard.sim.user import SimUser
 
         return SimUser(task, set(user_types))
     user_tools = env.get_user_tools() if env.user_tools is not None else None
+    instructions = str(task.user_scenario)
+    if target is not None and spec.attack is not None:
+        from tauguard.attacks.runtime import llm_user_instructions
+
+        instructions = llm_user_instructions(instructions, spec.domain, target, spec.attack, spec.llm_args.get("user", {}))
     return t2.user_simulator_class()(
-        tools=user_tools, instructions=str(task.user_scenario), llm=spec.user_llm, llm_args=spec.llm_args.get("user", {})
+        tools=user_tools, instructions=instructions, llm=spec.user_llm, llm_args=spec.llm_args.get("user", {})
     )
 
 
@@ -177,9 +194,12 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         session = strategy.new_session(
             session_context(spec.domain, task.id, guard_llm=spec.guard_llm, guard_llm_args=spec.llm_args.get("guard", {}))
         )
-        inner, sim_agent = _build_agent(spec, task, env)
+        from tauguard.attacks.runtime import unit_target
+
+        target = unit_target(spec.attack, spec.domain, task.id, base["policy_violation_task"])
+        inner, sim_agent = _build_agent(spec, task, env, target)
         agent = GuardedAgent(inner, session, agent_types, max_retries=spec.max_guard_retries)
-        user = _build_user(spec, task, env)
+        user = _build_user(spec, task, env, target)
         orchestrator = t2.orchestrator_class()(
             domain=spec.domain, agent=agent, user=user, environment=env, task=task,
             max_steps=spec.max_steps, max_errors=spec.max_errors, seed=spec.trial_seed,
@@ -189,8 +209,17 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         reward = simulation.reward_info.reward
         guard = agent.guard_usage()
         faults: list[InjectedFault] = sim_agent.injected_faults() if sim_agent is not None else []
+        dumped = simulation.model_dump(mode="json")
+        attack_fields: dict[str, Any] = {}
+        if target is not None and spec.attack is not None:
+            from tauguard.attacks.runtime import attack_info, judge_into
+
+            info = attack_info(spec.attack, target, getattr(sim_agent, "attack_yielded", None))
+            success = judge_into(info, target, dumped.get("messages"), env)
+            attack_fields = {"attacked": True, "attack": info, "attack_success": success}
         record = TrialRecord(
             **base,
+            **attack_fields,
             reward=reward,
             success=is_success(reward),
             termination_reason=str(simulation.termination_reason.value),
@@ -205,7 +234,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
                 ),
             },
             duration_s=time.perf_counter() - start,
-            simulation=simulation.model_dump(mode="json"),
+            simulation=dumped,
         )
         record.process = score_record(record)
     except Exception as exc:  # an infrastructure error, kept apart from task failures

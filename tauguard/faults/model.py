@@ -139,6 +139,8 @@ class FaultProfile(BaseModel):
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.
     rates: dict[str, float] = Field(default_factory=dict)
+    # Attack tactic -> probability per attacked trial that the sim agent gives in (`run --attack`).
+    attack_susceptibility: dict[str, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
 
     @model_validator(mode="after")
@@ -146,6 +148,13 @@ class FaultProfile(BaseModel):
         for fid, rate in self.rates.items():
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"rate of {fid} must be within [0, 1], got {rate}")
+        from tauguard.attacks.model import TACTICS
+
+        for tactic, rate in self.attack_susceptibility.items():
+            if tactic not in TACTICS:
+                raise ValueError(f"unknown attack tactic '{tactic}' in attack_susceptibility; allowed: {', '.join(TACTICS)}")
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"attack susceptibility of {tactic} must be within [0, 1], got {rate}")
         return self
 
     @property
