@@ -329,3 +329,11 @@ class Strategy:
     def new_session(self, context: SessionContext) -> GuardSession | None:
         """A fresh guard session for one simulation; None means no hooks at all."""
         return None
+
+
+def refusal_text(name: str, reason: str) -> str:
+    """What an agent tells the user when a guard holds a call (the wrapper and the sim say it)."""
+    text = f"I'm sorry, but I cannot perform {name}."
+    if reason:
+        text += f" {reason}"
+    return text

@@ -19,8 +19,7 @@ from tau2.agent.base import BaseAgent
 from tauguard import tau2compat as t2
 from tauguard.agents.inner import append_history, receive_guard_decisions, set_guard_context
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict
-from tauguard.sim import texts
+from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text
 
 HELD_SIBLING = (
     "NOT executed: another call in the same message was held by the guard. "
@@ -183,7 +182,7 @@ class GuardedAgent(BaseAgent):
             GuardEvent(hook="retry_exhausted", step=len(self.conversation.events), tool_call=_view(call),
                        verdict=decision.verdict, reason=decision.reason, rule_id=decision.rule_id)
         )
-        text = t2.AssistantMessage(role="assistant", content=texts.cannot_do(call.name, decision.reason), cost=0.0)
+        text = t2.AssistantMessage(role="assistant", content=refusal_text(call.name, decision.reason), cost=0.0)
         state = append_history(self.inner, state, [*feedback, text])
         return text, state
 

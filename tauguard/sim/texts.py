@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from tauguard.guard import refusal_text
+
 GREETING = "Hi! How can I help you today?"
 CONFIRM_QUESTION = "Do you confirm? Please answer yes or no."
 USER_YES = "Yes, I confirm."
@@ -47,12 +49,9 @@ def communicate(infos: list[str]) -> str:
     return "Here is the information you need: " + "; ".join(infos) + "."
 
 
-def cannot_do(name: str, reason: str) -> str:
-    """The agent telling the user it will not perform an action."""
-    text = f"I'm sorry, but I cannot perform {name}."
-    if reason:
-        text += f" {reason}"
-    return text
+# The refusal wording belongs to the guard contract (the wrapper says it too); re-exported here
+# because the sim agent speaks it.
+cannot_do = refusal_text
 
 
 REVISION_PREFIX = "I cannot do that as requested:"
