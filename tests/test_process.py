@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tauguard.metrics import parse_metric, summarize_outcomes, task_outcomes
-from tauguard.process import conversation_from_messages, load, score_conversation
+from tauguard.process import conversation_from_messages, load, score_conversation, score_record
 from tauguard.process.rubric import domains
 from tauguard.records import TrialRecord
 from tauguard.sim import texts
@@ -117,9 +117,12 @@ def test_every_rubric_file_loads_and_cites_existing_clauses():
 
 
 def _record(task: str, trial: int, success: bool, msgs: list[dict]) -> TrialRecord:
-    return TrialRecord(run_id="r", domain="retail", task_id=task, trial=trial, seed=1, strategy="s", simulated=True,
-                       policy_violation_task=False, reward=1.0 if success else 0.0, success=success,
-                       simulation={"messages": msgs})
+    """A recorded trial with its process report scored, as a live run stores it."""
+    rec = TrialRecord(run_id="r", domain="retail", task_id=task, trial=trial, seed=1, strategy="s", simulated=True,
+                      policy_violation_task=False, reward=1.0 if success else 0.0, success=success,
+                      simulation={"messages": msgs})
+    rec.process = score_record(rec)
+    return rec
 
 
 def test_process_valid_pass_hat_k_step_and_trace_tcr():

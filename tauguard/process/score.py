@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.process.rubric import DomainRubric, load
 
-RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file: stored reports are recomputed
+RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file (stored on each report)
 TRANSFER_TOOL = "transfer_to_human_agents"
 CheckName = Literal[
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
@@ -226,11 +226,10 @@ def score_record(record: Any) -> ProcessReport | None:
 
 
 def record_process(record: Any) -> ProcessReport | None:
-    """The record's stored report when it is of the current rubric version, else computed now
-    from its conversation (else the stored one, or None for a record without either)."""
-    stored = getattr(record, "process", None)
-    if stored is not None and stored.rubric_version == RUBRIC_VERSION:
-        return stored
-    # An older report is recomputed when the conversation was loaded; loaders that skip it
-    # (show, compare, check) get the stored report as it was scored.
-    return score_record(record) or stored
+    """The record's stored report (scored when the trial was recorded or imported), or None.
+
+    Never recomputed on load: figures must not depend on whether a loader read the
+    conversations (show, compare and check skip them; report and audit read them). A report of
+    an older rubric version is still the one shown; re-score a run to update it.
+    """
+    return getattr(record, "process", None)

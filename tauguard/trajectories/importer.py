@@ -180,6 +180,8 @@ def default_run_id(results: ResultsFile) -> str:
 
 def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str, Any], t2.Task]]) -> list[TrialRecord]:
     """One record per chosen simulation, with τ²'s recorded reward."""
+    from tauguard.process import score_record
+
     default_seed = int(results.info.get("seed") or 0)
     records = []
     for sim, task in chosen:
@@ -211,6 +213,8 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
                 simulation=sim,
             )
         )
+        # Scored at import, like a live run's records, so every loader sees the same report.
+        records[-1].process = score_record(records[-1])
     return records
 
 
