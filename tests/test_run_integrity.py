@@ -24,11 +24,13 @@ from tauguard.cli.main import app
 from tauguard.store import lock_holder
 
 ENV = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", CI="true")
-UNITS = 10  # 5 retail tasks x 2 trials
+# Enough units that the run is still going when the test interferes: a sim simulation now
+# costs milliseconds, so a handful of units would finish before the concurrent resume.
+UNITS = 456  # the 114 retail base tasks x 4 trials
 
 
 def _start(out: Path, *extra: str) -> subprocess.Popen:
-    args = [sys.executable, "-m", "tauguard", "run", "--domain", "retail", "--num-tasks", "5", "-k", "2",
+    args = [sys.executable, "-m", "tauguard", "run", "--domain", "retail", "-k", "4",
             "--workers", "2", "--out", str(out), "--name", "r", *extra]
     return subprocess.Popen(args, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)

@@ -8,6 +8,7 @@ skipped, so a run killed at any moment resumes with no lost and no duplicated un
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -18,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
 from tauguard.execution.plan import UnitSpec
-from tauguard.execution.processes import clean_joblib_folders, sigterm_as_interrupt
+from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
@@ -108,12 +109,24 @@ def execute(
     if workers == 1:
         return (rec for job in jobs for rec in run_units(job))
     for return_as in ("generator_unordered", "generator"):
-        try:
-            parallel = Parallel(n_jobs=workers, backend=backend, return_as=return_as, batch_size=1)
-        except ValueError:
-            continue  # this backend cannot stream results this way
-        return (rec for batch in parallel(delayed(run_units)(job) for job in jobs) for rec in batch)
+        with _worker_setup(backend):
+            try:
+                parallel = Parallel(n_jobs=workers, backend=backend, return_as=return_as, batch_size=1)
+            except ValueError:
+                continue  # this backend cannot stream results this way
+            batches = parallel(delayed(run_units)(job) for job in jobs)
+        return (rec for batch in batches for rec in batch)
     return _chunked(jobs, workers, backend)
+
+
+def _worker_setup(backend: str) -> Any:
+    """For loky, every worker watches the run's process from its start (not only once it gets a
+    job): an idle worker would otherwise outlive a killed run for loky's 300 s idle timeout."""
+    if backend != "loky":
+        return contextlib.nullcontext()
+    from joblib import parallel_config
+
+    return parallel_config(backend="loky", initializer=exit_with_parent, initargs=(os.getpid(),))
 
 
 def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator[dict[str, Any]]:
