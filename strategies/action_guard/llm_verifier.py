@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardUsage
+from tauguard.llm_answer import parse_json_answer
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -112,25 +112,12 @@ def build_messages(policy: str, checklist: Checklist, call: ToolCallView, conver
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
 def parse_verdict(text: str | None) -> LLMVerdict:
     """The verdict in a model answer (code fences and surrounding prose tolerated).
 
     Raises ValueError when there is no JSON object or it does not fit the schema.
     """
-    if not text or not text.strip():
-        raise ValueError("empty answer")
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the answer")
-    try:
-        return LLMVerdict.model_validate(json.loads(body[start : end + 1]))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise ValueError(f"malformed verdict: {exc}") from exc
+    return parse_json_answer(text, LLMVerdict, "verdict")
 
 
 def outcomes_from_verdict(checklist: Checklist, verdict: LLMVerdict) -> list[ItemOutcome]:

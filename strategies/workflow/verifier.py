@@ -15,12 +15,13 @@ import json
 import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from tauguard_strategies.action_guard.llm_verifier import _describe_error, _usage, render_conversation
 from tauguard_strategies.workflow.graph import FlatGraph
 from tauguard.conversation import Conversation
 from tauguard.guard import GuardUsage
+from tauguard.llm_answer import parse_json_answer
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -90,15 +91,7 @@ def build_messages(system: str, conversation: Conversation, state: dict[str, Any
 
 def parse(content: str | None) -> Judgement:
     """The JSON object in the model's answer (ValueError when there is none)."""
-    if not content:
-        raise ValueError("empty answer")
-    start, end = content.find("{"), content.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the answer")
-    try:
-        return Judgement.model_validate(json.loads(content[start : end + 1]))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise ValueError(str(exc)[:200]) from exc
+    return parse_json_answer(content, Judgement, "answer")
 
 
 def judge(model: str, llm_args: dict[str, Any], messages: list[dict[str, str]]) -> VerifierOutcome:

@@ -12,15 +12,14 @@ imported only when a call is made.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from tauguard.classifier.state import DecisionState, render
 from tauguard.guard import GuardUsage
+from tauguard.llm_answer import parse_json_answer
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -68,25 +67,12 @@ def build_messages(state: DecisionState, clauses: list[tuple[str, str]]) -> list
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
 def parse_answer(text: str | None) -> LLMAnswer:
     """The answer in a model reply (code fences and surrounding prose tolerated).
 
     Raises ValueError when there is no JSON object or it does not fit :class:`LLMAnswer`.
     """
-    if not text or not text.strip():
-        raise ValueError("empty answer")
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the answer")
-    try:
-        return LLMAnswer.model_validate(json.loads(body[start : end + 1]))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise ValueError(f"malformed answer: {str(exc).splitlines()[0]}") from exc
+    return parse_json_answer(text, LLMAnswer, "answer")
 
 
 def _usage(litellm: Any, response: Any) -> GuardUsage:
