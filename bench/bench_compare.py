@@ -7,11 +7,13 @@ directory, then times:
   imports are included), and
 - the library call (:func:`tauguard.compare.compare_runs` on loaded runs, and load + compare),
 
-with 10,000 bootstrap resamples. ``--scale 10`` builds 2,780 tasks x 4 trials per run;
-``--conversation-kb 20`` gives every record a conversation of about that size (a τ²
-simulation's messages, as ``tauguard run`` stores them; records are ~24 KB uncompressed)
-so loading costs what it costs on real runs. Usage:
-``python bench/bench_compare.py [--repeat 3] [--scale 10] [--conversation-kb 20]``.
+with 10,000 bootstrap resamples, and the CLI `show`, `check --baseline` and `report` the same
+way. ``--scale 10`` builds 2,780 tasks x 4 trials per run; ``--conversation-kb 20`` gives every
+record a conversation of about that size (a τ² simulation's messages, as ``tauguard run`` stores
+them; records are ~24 KB uncompressed) so loading costs what it costs on real runs.
+``--runs-dir DIR`` keeps the runs in DIR and reuses them on the next call (building scale 10
+with conversations takes minutes). Usage:
+``python bench/bench_compare.py [--repeat 3] [--scale 10] [--conversation-kb 20] [--runs-dir DIR]``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -78,6 +81,12 @@ def _add_conversations(run_dir: Path, kb: int, rng: random.Random) -> None:
     writer.close()
 
 
+def _run_ok(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+
+
 def _time(fn, repeat: int) -> list[float]:  # noqa: ANN001 - any callable
     times = []
     for _ in range(repeat):
@@ -97,16 +106,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=int, default=1)
     parser.add_argument("--conversation-kb", type=int, default=0)
+    parser.add_argument("--runs-dir", type=Path, default=None, help="Keep (and reuse) the runs here.")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tauguard-bench-") as tmp:
         root = Path(tmp)
+        if args.runs_dir is not None:
+            root = args.runs_dir / f"scale{args.scale}-conv{args.conversation_kb}"
         start = time.perf_counter()
-        a = build_run(root, "baseline", 0.6, seed=1, scale=args.scale, conversation_kb=args.conversation_kb)
-        b = build_run(root, "candidate", 0.65, seed=2, scale=args.scale, conversation_kb=args.conversation_kb)
+        a, b = root / "baseline", root / "candidate"
+        if not (a / "manifest.json").is_file() or not (b / "manifest.json").is_file():
+            root.mkdir(parents=True, exist_ok=True)
+            for d in (a, b):
+                shutil.rmtree(d, ignore_errors=True)
+            a = build_run(root, "baseline", 0.6, seed=1, scale=args.scale, conversation_kb=args.conversation_kb)
+            b = build_run(root, "candidate", 0.65, seed=2, scale=args.scale, conversation_kb=args.conversation_kb)
+            print(f"built 2 runs x {sum(DOMAINS.values()) * args.scale} tasks x {TRIALS} trials in "
+                  f"{time.perf_counter() - start:.2f} s")
         size = sum(f.stat().st_size for f in a.iterdir()) / 1e6
-        print(f"built 2 runs x {sum(DOMAINS.values()) * args.scale} tasks x {TRIALS} trials in "
-              f"{time.perf_counter() - start:.2f} s ({size:.1f} MB per run on disk)")
+        print(f"runs in {root} ({size:.1f} MB per run on disk)")
 
         cmd = [sys.executable, "-m", "tauguard", "compare", str(a), str(b), "--resamples", str(RESAMPLES)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -124,7 +142,13 @@ def main() -> None:
             lambda: compare_runs([load_run(a, conversations=False), load_run(b, conversations=False)], n_resamples=RESAMPLES),
             args.repeat,
         )
-        show_times = _time(lambda: subprocess.run([sys.executable, "-m", "tauguard", "show", str(b)], capture_output=True, check=True), args.repeat)
+        cli = [sys.executable, "-m", "tauguard"]
+        show_times = _time(lambda: subprocess.run(cli + ["show", str(b)], capture_output=True, check=True), args.repeat)
+        # check exits 1 when a check fails: only a usage/input error (2) is a bench failure.
+        check_cmd = cli + ["check", str(b), "--baseline", str(a), "--resamples", str(RESAMPLES)]
+        check_times = _time(lambda: _run_ok(check_cmd), args.repeat)
+        report_cmd = cli + ["report", str(a), str(b), "-o", str(root / "report.html"), "--resamples", str(RESAMPLES)]
+        report_times = _time(lambda: _run_ok(report_cmd), args.repeat)
 
     print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, bootstrap stratified by 3 domains")
     print(f"CLI `tauguard compare` (table), end to end:  {_fmt(cli_times)}")
@@ -133,6 +157,8 @@ def main() -> None:
     print(f"library compare_runs (runs loaded):          {_fmt(lib_times)}")
     print(f"library load_run x2 + compare_runs:          {_fmt(load_lib_times)}")
     print(f"CLI `tauguard show` (one run), end to end:   {_fmt(show_times)}")
+    print(f"CLI `tauguard check RUN --baseline RUN`:     {_fmt(check_times)}")
+    print(f"CLI `tauguard report A B -o FILE`:           {_fmt(report_times)}")
     print()
     print(out.splitlines()[0] if out.startswith("SIMULATION") else "")
 

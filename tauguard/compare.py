@@ -21,8 +21,11 @@ Pure library: imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -57,11 +60,13 @@ from tauguard.metrics import (
     task_outcomes,
 )
 from tauguard.stats import (
-    bootstrap_mean_ci,
+    BootstrapCI,
+    PermutationResult,
+    bootstrap_mean_cis,
     holm,
     mcnemar,
     merge_small_strata,
-    sign_flip_test,
+    sign_flip_tests,
 )
 from tauguard.store import Run
 
@@ -151,14 +156,170 @@ def verdict_from(low: float, high: float, p: float, alpha: float, higher_is_bett
     return "no detectable difference"
 
 
-def _rng_seed(seed: int, mdef: MetricDef, k: int, stream: int) -> list[int]:
-    # One independent, reproducible stream per (metric, k, purpose): the CI of pass^4 does not
-    # depend on which other ks were compared, so `check` and `compare` agree for the same seed.
-    return [seed, METRICS.index(mdef), k, stream]
+# One reproducible stream per purpose, shared by every metric and k over the same tasks (common
+# random numbers): the draws depend only on the seed and the task set, so `check` gates on the
+# same CI for pass^4 that `compare` prints, whichever other metrics and ks were compared.
+_BOOTSTRAP_STREAM = 0
+_PERMUTATION_STREAM = 1
 
 
-def _mean(values: Sequence[Fraction]) -> float:
-    return float(sum(values, Fraction(0)) / len(values))
+@lru_cache(maxsize=None)
+def _exact(formula: Callable[[int, int, int], Fraction], n: int, x: int, k: int) -> Fraction:
+    # Tasks share few (n, count) pairs: each exact value is computed once per process.
+    return formula(n, x, k)
+
+
+def _per_task(mdef: MetricDef, outcome: TaskOutcome, k: int) -> Fraction | None:
+    n = mdef.n(outcome)
+    return None if n < k else _exact(mdef.formula, n, mdef.count(outcome), k)
+
+
+@dataclass
+class _Column:
+    """One k-metric over the aligned pairs that can estimate it.
+
+    A task's exact values depend only on its counts ``(n_a, x_a, n_b, x_b)`` (the metric's n and
+    count in each run), and tasks share few of them: exact fractions are computed once per
+    distinct counts, and sums weight them by how many tasks have them (exact, so the result is
+    the plain sum's).
+    """
+
+    spec: MetricSpec
+    mdef: MetricDef
+    k: int
+    used: tuple[int, ...]  # indices of the usable pairs
+    dropped_n_lt_k: int
+    counts: list[tuple[int, int, int, int]]  # per used pair: (n_a, x_a, n_b, x_b)
+
+    def exact(self, key: tuple[int, int, int, int]) -> tuple[Fraction, Fraction, Fraction]:
+        """Baseline, candidate and difference of a task with these counts."""
+        n_a, x_a, n_b, x_b = key
+        a = _exact(self.mdef.formula, n_a, x_a, self.k)
+        b = _exact(self.mdef.formula, n_b, x_b, self.k)
+        return a, b, b - a
+
+    def means(self) -> tuple[float, float, float, Counter[int]]:
+        """Mean baseline, candidate and difference, and the tasks per sign of the difference."""
+        tally = Counter(self.counts)
+        sums = [Fraction(0), Fraction(0), Fraction(0)]
+        signs: Counter[int] = Counter()
+        for key, weight in tally.items():
+            values = self.exact(key)
+            for i in range(3):
+                sums[i] += weight * values[i]
+            # Exact signs: a difference of 1e-15 between two pass^28 values is a real change.
+            signs[(values[2] > 0) - (values[2] < 0)] += weight
+        n = len(self.counts)
+        return float(sums[0] / n), float(sums[1] / n), float(sums[2] / n), signs
+
+    def diffs(self) -> list[float]:
+        """Per-task differences as floats, in the order of ``used``."""
+        floats = {key: float(self.exact(key)[2]) for key in set(self.counts)}
+        return [floats[key] for key in self.counts]
+
+
+def _column(pairs: Sequence[TaskPair], spec: MetricSpec) -> _Column:
+    mdef = spec.definition
+    if mdef is None or spec.k is None:
+        kinds = ", ".join(f"{m.kind}K" for m in METRICS)
+        raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
+    k = spec.k
+    used = tuple(i for i, p in enumerate(pairs) if p.usable(k, mdef))
+    if not used:
+        raise CompareError(
+            f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
+        )
+    in_pool = sum(1 for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate))
+    counts = [
+        (mdef.n(pairs[i].baseline), mdef.count(pairs[i].baseline), mdef.n(pairs[i].candidate), mdef.count(pairs[i].candidate))
+        for i in used
+    ]
+    return _Column(spec=spec, mdef=mdef, k=k, used=used, dropped_n_lt_k=in_pool - len(used), counts=counts)
+
+
+def _task_kinds(pairs: Sequence[TaskPair]) -> np.ndarray:
+    # Every count any metric reads, of both runs: tasks with equal rows have equal per-task
+    # values for every metric and k, so the resampling may treat them as one group.
+    return np.array(
+        [[f(o) for m in METRICS for o in (p.baseline, p.candidate) for f in (m.n, m.count)] for p in pairs],
+        dtype=np.int64,
+    ).reshape(len(pairs), -1)
+
+
+def _column_stats(
+    pairs: Sequence[TaskPair],
+    columns: Sequence[_Column],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]]:
+    """Bootstrap CI, permutation test, strata and merged strata of every column.
+
+    Columns over the same tasks are resampled together, with the same draws.
+    """
+    kinds = _task_kinds(pairs)
+    by_tasks: dict[tuple[int, ...], list[int]] = {}
+    for j, col in enumerate(columns):
+        by_tasks.setdefault(col.used, []).append(j)
+    out: list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]] = [None] * len(columns)  # type: ignore[list-item]
+    for used, js in by_tasks.items():
+        diffs = np.array([columns[j].diffs() for j in js], dtype=float).T
+        strata, small = merge_small_strata([pairs[i].domain for i in used])
+        groups = np.unique(kinds[list(used)], axis=0, return_inverse=True)[1].reshape(-1)
+        cis = bootstrap_mean_cis(
+            diffs,
+            strata=strata,
+            groups=groups,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=np.random.default_rng([seed, _BOOTSTRAP_STREAM]),
+        )
+        perms = sign_flip_tests(
+            diffs, groups=groups, n_resamples=n_resamples, seed=np.random.default_rng([seed, _PERMUTATION_STREAM])
+        )
+        several_domains = len({pairs[i].domain for i in used}) > 1
+        for j, ci, perm in zip(js, cis, perms, strict=True):
+            out[j] = (ci, perm, strata, small if several_domains else [])
+    return out
+
+
+def _k_comparison(
+    col: _Column,
+    stats: tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]],
+    *,
+    confidence: float,
+    primary: bool,
+) -> KComparison:
+    ci, perm, strata, merged = stats
+    mdef = col.mdef
+    baseline, candidate, delta, signs = col.means()
+    up, down = signs[1], signs[-1]
+    better, worse = (up, down) if mdef.higher_is_better else (down, up)
+    return KComparison(
+        metric=col.spec.name,
+        k=col.k,
+        primary=primary,
+        exploratory=not primary,
+        higher_is_better=mdef.higher_is_better,
+        tasks=len(col.used),
+        dropped_n_lt_k=col.dropped_n_lt_k,
+        baseline=baseline,
+        candidate=candidate,
+        delta=delta,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        confidence=confidence,
+        stratified=strata is not None,
+        merged_strata=merged,
+        p_permutation=perm.p_value,
+        permutation_exact=perm.exact,
+        p_holm=perm.p_value,
+        improved=better,
+        regressed=worse,
+        unchanged=signs[0],
+        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence, mdef.higher_is_better),
+    )
 
 
 def compare_metric(
@@ -173,59 +334,12 @@ def compare_metric(
     """Compare one k-metric (``pass^k``, ``pass@k``, ``asr@k`` ...) over aligned task pairs.
 
     Only pairs with at least k trials for the metric in both runs enter. Raises
-    :class:`CompareError` when none does.
+    :class:`CompareError` when none does. Gives the same CI and p as :func:`compare_all_ks`
+    for that metric and k (the draws depend only on the seed and the tasks).
     """
-    mdef = spec.definition
-    if mdef is None or spec.k is None:
-        kinds = ", ".join(f"{m.kind}K" for m in METRICS)
-        raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
-    k = spec.k
-    used = [p for p in pairs if p.usable(k, mdef)]
-    if not used:
-        raise CompareError(
-            f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
-        )
-    exact_a = [mdef.per_task(p.baseline, k) for p in used]
-    exact_b = [mdef.per_task(p.candidate, k) for p in used]
-    exact_d = [b - a for a, b in zip(exact_a, exact_b, strict=True)]  # type: ignore[operator]
-    diffs = np.array([float(d) for d in exact_d])
-    strata, small = merge_small_strata([p.domain for p in used])
-    ci = bootstrap_mean_ci(
-        diffs,
-        strata=strata,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=np.random.default_rng(_rng_seed(seed, mdef, k, 0)),
-    )
-    perm = sign_flip_test(diffs, n_resamples=n_resamples, seed=np.random.default_rng(_rng_seed(seed, mdef, k, 1)))
-    # Exact signs: a difference of 1e-15 between two pass^28 values is a real change.
-    up = sum(1 for d in exact_d if d > 0)
-    down = sum(1 for d in exact_d if d < 0)
-    better, worse = (up, down) if mdef.higher_is_better else (down, up)
-    return KComparison(
-        metric=spec.name,
-        k=k,
-        primary=primary,
-        exploratory=not primary,
-        higher_is_better=mdef.higher_is_better,
-        tasks=len(used),
-        dropped_n_lt_k=len([p for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]) - len(used),
-        baseline=_mean(exact_a),  # type: ignore[arg-type]
-        candidate=_mean(exact_b),  # type: ignore[arg-type]
-        delta=_mean(exact_d),
-        ci_low=ci.low,
-        ci_high=ci.high,
-        confidence=confidence,
-        stratified=strata is not None,
-        merged_strata=small if len({p.domain for p in used}) > 1 else [],
-        p_permutation=perm.p_value,
-        permutation_exact=perm.exact,
-        p_holm=perm.p_value,
-        improved=better,
-        regressed=worse,
-        unchanged=len(exact_d) - up - down,
-        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence, mdef.higher_is_better),
-    )
+    col = _column(pairs, spec)
+    stats = _column_stats(pairs, [col], n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
+    return _k_comparison(col, stats, confidence=confidence, primary=primary)
 
 
 def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
@@ -282,35 +396,47 @@ def compare_all_ks(
     seed: int,
 ) -> MetricComparison:
     """One metric at k = 1..k_max: the primary k unadjusted, the others Holm-adjusted and exploratory."""
-    ks = list(range(1, k_max + 1))
-    results = [
-        compare_metric(
-            pairs,
-            MetricSpec(kind=mdef.kind, k=k),
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            primary=k == primary_k,
+    return _compare_metrics(
+        pairs, [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
+    )[0]
+
+
+def _compare_metrics(
+    pairs: Sequence[TaskPair],
+    plans: Sequence[tuple[MetricDef, int, int]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[MetricComparison]:
+    # Every (metric, k) column first, then their statistics in one pass, so columns over the
+    # same tasks share one set of draws.
+    columns = [[_column(pairs, MetricSpec(kind=mdef.kind, k=k)) for k in range(1, k_max + 1)] for mdef, _, k_max in plans]
+    flat = [c for cols in columns for c in cols]
+    stats = iter(_column_stats(pairs, flat, n_resamples=n_resamples, confidence=confidence, seed=seed))
+    comparisons = []
+    for (mdef, primary_k, k_max), cols in zip(plans, columns, strict=True):
+        results = [_k_comparison(c, next(stats), confidence=confidence, primary=c.k == primary_k) for c in cols]
+        secondary = [r for r in results if not r.primary]
+        for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
+            r.p_holm = p
+            r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence, mdef.higher_is_better)
+        comparisons.append(
+            MetricComparison(
+                metric=mdef.kind,
+                higher_is_better=mdef.higher_is_better,
+                ks=list(range(1, k_max + 1)),
+                primary_k=primary_k,
+                results=results,
+                mcnemar=mcnemar_event(pairs, mdef, primary_k),
+            )
         )
-        for k in ks
-    ]
-    secondary = [r for r in results if not r.primary]
-    for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
-        r.p_holm = p
-        r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence, mdef.higher_is_better)
-    return MetricComparison(
-        metric=mdef.kind,
-        higher_is_better=mdef.higher_is_better,
-        ks=ks,
-        primary_k=primary_k,
-        results=results,
-        mcnemar=mcnemar_event(pairs, mdef, primary_k),
-    )
+    return comparisons
 
 
 def _task_diff(pair: TaskPair, mdef: MetricDef, k: int) -> TaskDiff:
-    exact_a = mdef.per_task(pair.baseline, k) if pair.usable(k, mdef) else None
-    exact_b = mdef.per_task(pair.candidate, k) if pair.usable(k, mdef) else None
+    exact_a = _per_task(mdef, pair.baseline, k) if pair.usable(k, mdef) else None
+    exact_b = _per_task(mdef, pair.candidate, k) if pair.usable(k, mdef) else None
     change: Change | None = None
     delta: float | None = None
     if exact_a is not None and exact_b is not None:
@@ -442,40 +568,32 @@ def compare_outcomes(
         raise CompareError(f"primary k {primary_k} is not available: runs {names} share k = 1..{k_max}{where}")
 
     headline_def = headline_metric()
-    headline = compare_all_ks(
-        alignment.pairs,
-        headline_def,
-        primary_k=primary_k,
-        k_max=k_max,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
-
-    d = alignment.dropped
-    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
-    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
-
-    others: list[MetricComparison] = []
+    plans = [(headline_def, primary_k, k_max)]
+    # Per other metric, in METRICS order: its plan's index, or why it is not compared.
+    other_entries: list[int | str] = []
     for mdef in (m for m in METRICS if m.compared and m is not headline_def):
         in_pool = [p for p in alignment.pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]
         if not in_pool:
             continue
         m_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in in_pool), default=0)
         if m_max == 0:
-            notes.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
+            other_entries.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
             continue
-        mc = compare_all_ks(
-            alignment.pairs,
-            mdef,
-            primary_k=default_primary_k(alignment.pairs, mdef),
-            k_max=m_max,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-        )
-        others.append(mc)
-        notes += _metric_notes(mc, alignment.pairs, False, True)
+        other_entries.append(len(plans))
+        plans.append((mdef, default_primary_k(alignment.pairs, mdef), m_max))
+    # All metrics in one pass: columns over the same tasks share their resampling draws.
+    compared = _compare_metrics(alignment.pairs, plans, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    headline = compared[0]
+    d = alignment.dropped
+    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
+    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
+    others: list[MetricComparison] = []
+    for entry in other_entries:
+        if isinstance(entry, str):
+            notes.append(entry)
+            continue
+        others.append(compared[entry])
+        notes += _metric_notes(compared[entry], alignment.pairs, False, True)
 
     return Comparison(
         baseline=baseline_ref,
