@@ -114,8 +114,11 @@ def bootstrap_mean_distributions(
         per_chunk = max(1, _CHUNK_ELEMENTS // rows.shape[0])
         for start in range(0, n_resamples, per_chunk):
             stop = min(n_resamples, start + per_chunk)
-            drawn = rng.multinomial(g.shape[0], counts / g.shape[0], size=stop - start)
-            totals[start:stop] += drawn @ rows
+            drawn = rng.multinomial(g.shape[0], counts / g.shape[0], size=stop - start).astype(float)
+            # Column by column: a matrix product over several columns may round differently
+            # from one over a single column, and a column's CI must not depend on its neighbours.
+            for j in range(v.shape[1]):
+                totals[start:stop, j] += drawn @ rows[:, j]
     return totals / v.shape[0]
 
 
@@ -194,7 +197,7 @@ def bootstrap_mean_cis(
     stratified = strata is not None and np.unique(np.asarray(strata)).size > 1
     return [
         BootstrapCI(
-            estimate=float(d[:, j].mean()),
+            estimate=float(np.ascontiguousarray(d[:, j]).mean()),
             low=float(lows[j]),
             high=float(highs[j]),
             confidence=confidence,
@@ -327,24 +330,24 @@ def sign_flip_tests(
     monte_carlo = []
     for j in range(d.shape[1]):
         if np.count_nonzero(d[:, j]) <= exact_max_nonzero:
-            results[j] = _exact_sign_flip(d[:, j])
+            results[j] = _exact_sign_flip(np.ascontiguousarray(d[:, j]))
         else:
             monte_carlo.append(j)
     if monte_carlo:
         rng = _as_rng(seed)
         rows, counts = _row_groups(d, None if groups is None else np.asarray(groups))
-        observed = d[:, monte_carlo].sum(axis=0)
-        threshold = np.abs(observed) - 1e-9 * np.abs(d[:, monte_carlo]).sum(axis=0)
+        cols = [np.ascontiguousarray(d[:, j]) for j in monte_carlo]  # each summed as a 1-d array
+        threshold = [abs(float(c.sum())) - 1e-9 * float(np.abs(c).sum()) for c in cols]
         hits = np.zeros(len(monte_carlo), dtype=np.int64)
         per_chunk = max(1, _CHUNK_ELEMENTS // rows.shape[0])
         for start in range(0, n_resamples, per_chunk):
             n_rows = min(n_resamples, start + per_chunk) - start
-            plus = rng.binomial(counts, 0.5, size=(n_rows, counts.size))
-            sums = (2 * plus - counts) @ rows[:, monte_carlo]
-            hits += np.count_nonzero(np.abs(sums) >= threshold, axis=0)
+            signed = (2 * rng.binomial(counts, 0.5, size=(n_rows, counts.size)) - counts).astype(float)
+            for i, j in enumerate(monte_carlo):  # column by column, as in the bootstrap
+                hits[i] += np.count_nonzero(np.abs(signed @ rows[:, j]) >= threshold[i])
         for j, h in zip(monte_carlo, hits, strict=True):
             results[j] = PermutationResult(
-                statistic=float(d[:, j].sum()) / d.shape[0],
+                statistic=float(np.ascontiguousarray(d[:, j]).sum()) / d.shape[0],
                 p_value=(int(h) + 1) / (n_resamples + 1),
                 exact=False,
                 n_resamples=n_resamples,
