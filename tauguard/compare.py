@@ -22,10 +22,9 @@ Pure library: imports neither tau2 nor litellm.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -163,17 +162,6 @@ _BOOTSTRAP_STREAM = 0
 _PERMUTATION_STREAM = 1
 
 
-@lru_cache(maxsize=None)
-def _exact(formula: Callable[[int, int, int], Fraction], n: int, x: int, k: int) -> Fraction:
-    # Tasks share few (n, count) pairs: each exact value is computed once per process.
-    return formula(n, x, k)
-
-
-def _per_task(mdef: MetricDef, outcome: TaskOutcome, k: int) -> Fraction | None:
-    n = mdef.n(outcome)
-    return None if n < k else _exact(mdef.formula, n, mdef.count(outcome), k)
-
-
 @dataclass
 class _Column:
     """One k-metric over the aligned pairs that can estimate it.
@@ -194,8 +182,8 @@ class _Column:
     def exact(self, key: tuple[int, int, int, int]) -> tuple[Fraction, Fraction, Fraction]:
         """Baseline, candidate and difference of a task with these counts."""
         n_a, x_a, n_b, x_b = key
-        a = _exact(self.mdef.formula, n_a, x_a, self.k)
-        b = _exact(self.mdef.formula, n_b, x_b, self.k)
+        a = self.mdef.exact(n_a, x_a, self.k)
+        b = self.mdef.exact(n_b, x_b, self.k)
         return a, b, b - a
 
     def means(self) -> tuple[float, float, float, Counter[int]]:
@@ -435,8 +423,8 @@ def _compare_metrics(
 
 
 def _task_diff(pair: TaskPair, mdef: MetricDef, k: int) -> TaskDiff:
-    exact_a = _per_task(mdef, pair.baseline, k) if pair.usable(k, mdef) else None
-    exact_b = _per_task(mdef, pair.candidate, k) if pair.usable(k, mdef) else None
+    exact_a = mdef.per_task(pair.baseline, k) if pair.usable(k, mdef) else None
+    exact_b = mdef.per_task(pair.candidate, k) if pair.usable(k, mdef) else None
     change: Change | None = None
     delta: float | None = None
     if exact_a is not None and exact_b is not None:
