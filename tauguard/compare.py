@@ -55,8 +55,8 @@ from tauguard.metrics import (
     headline_metric,
     metric_def,
     run_is_simulated,
+    run_task_outcomes,
     select,
-    task_outcomes,
 )
 from tauguard.stats import (
     BootstrapCI,
@@ -112,7 +112,7 @@ def run_ref(run: Run) -> RunRef:
         trials=m.trials,
         status=m.status,
         planned_units=m.expected_units,
-        recorded_units=len({r.key for r in run.records}),
+        recorded_units=len({u.key for u in (run.records if run.units is None else run.units)}),
         skipped_lines=run.skipped_lines,
     )
 
@@ -625,12 +625,12 @@ def compare_runs(
     if seed < 0:
         raise CompareError("the seed must be >= 0")
     base_run = runs[0]
-    base_out = task_outcomes(base_run.records)
+    base_out = run_task_outcomes(base_run)
     base_ref = run_ref(base_run)
     comparisons = [
         compare_outcomes(
             base_out,
-            task_outcomes(run.records),
+            run_task_outcomes(run),
             baseline_ref=base_ref,
             candidate_ref=run_ref(run),
             primary_k=primary_k,
@@ -655,17 +655,18 @@ def compare_runs(
     )
 
 
-def load_runs(paths: Sequence[str | Path], conversations: bool = True) -> list[Run]:
+def load_runs(paths: Sequence[str | Path], conversations: bool = True, records: bool = True) -> list[Run]:
     """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason.
 
-    ``conversations=False`` skips the records' conversations (see :func:`tauguard.store.load_run`).
+    ``conversations=False`` skips the records' conversations, ``records=False`` reads only the
+    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.store.load_run`).
     """
     from tauguard.store import RunLoadError, load_run
 
     runs = []
     for path in paths:
         try:
-            runs.append(load_run(path, conversations=conversations))
+            runs.append(load_run(path, conversations=conversations, records=records))
         except OSError as exc:
             # Unreadable records file (permissions, a directory in its place ...).
             raise RunLoadError(f"cannot read run {path}: {exc.strerror or exc}") from None

@@ -40,8 +40,9 @@ from pydantic import (
     model_validator,
 )
 
-from tauguard.process.score import record_process
-from tauguard.records import TrialRecord, is_success
+from tauguard.outcome_index import UnitOutcome, unit_outcome
+from tauguard.outcome_index import trial_success as trial_success  # re-exported (was defined here)
+from tauguard.records import TrialRecord
 
 if TYPE_CHECKING:
     from tauguard.store import Run
@@ -133,9 +134,14 @@ class TaskOutcome(BaseModel):
         return None if exact is None else float(exact)
 
 
-def trial_success(record: TrialRecord) -> bool:
-    """A trial's success: the record's ``success`` field, else tau2's reward criterion."""
-    return record.success if record.success is not None else is_success(record.reward)
+def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
+    """Reduce trial records to one :class:`TaskOutcome` per (domain, task), sorted by key."""
+    return outcomes_from_units(unit_outcome(rec) for rec in records)
+
+
+def run_task_outcomes(run: Run) -> list[TaskOutcome]:
+    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without)."""
+    return outcomes_from_units(run.unit_outcomes())
 
 
 _COUNTERS = (
@@ -144,15 +150,15 @@ _COUNTERS = (
 )
 
 
-def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
-    """Reduce trial records to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    # Plain counters per task, one model per task at the end: assigning model fields record by
-    # record costs more than the rest of the reduction on large runs.
+def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
+    """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
+    # Plain counters per task, one model per task at the end: assigning model fields unit by
+    # unit costs more than the rest of the reduction on large runs.
     counts: dict[tuple[str, str], dict[str, int]] = {}
     rewards: dict[tuple[str, str], float] = {}
     flags: dict[tuple[str, str], bool] = {}
-    for rec in records:
-        key = (rec.domain, rec.task_id)
+    for unit in units:
+        key = (unit.domain, unit.task_id)
         c = counts.get(key)
         if c is None:
             c = counts[key] = dict.fromkeys(_COUNTERS, 0)
@@ -160,28 +166,27 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
             flags[key] = False
         # The flag describes the task's gold plan; should records disagree, any True wins so a
         # policy-violation task is never reported as a mutation task.
-        flags[key] = flags[key] or rec.policy_violation_task
-        if rec.error is not None:
+        flags[key] = flags[key] or unit.policy_violation_task
+        if unit.error:
             c["infra_errors"] += 1
             continue
-        success = trial_success(rec)
         c["trials"] += 1
-        c["successes"] += success
-        rewards[key] += rec.reward if rec.reward is not None else 0.0
-        process = record_process(rec)
-        c["process_trials"] += process is not None
-        if success and process is not None:
-            c["process_valid"] += process.valid
-            c["process_checks"] += process.applicable
-            c["process_satisfied"] += process.satisfied
-        if rec.guard_events and any(ev.is_guard_error for ev in rec.guard_events):
-            c["guard_error_trials"] += 1
-        if rec.attacked:
-            if rec.attack_success is None:
+        c["successes"] += unit.success
+        rewards[key] += unit.reward if unit.reward is not None else 0.0
+        if unit.process is not None:
+            c["process_trials"] += 1
+            if unit.success:
+                valid, applicable, satisfied = unit.process
+                c["process_valid"] += valid
+                c["process_checks"] += applicable
+                c["process_satisfied"] += satisfied
+        c["guard_error_trials"] += unit.guard_error
+        if unit.attacked:
+            if unit.attack_success is None:
                 c["attack_unknown"] += 1
             else:
                 c["attack_trials"] += 1
-                c["attack_successes"] += rec.attack_success
+                c["attack_successes"] += unit.attack_success
     return [
         TaskOutcome(
             domain=key[0], task_id=key[1], policy_violation_task=flags[key], reward_sum=rewards[key], **counts[key]
@@ -598,13 +603,14 @@ def summarize_outcomes(
 
 def run_is_simulated(run: Run) -> bool:
     """Whether a run used the sim model (manifest flag, or any record's flag)."""
-    return run.manifest.simulated or any(r.simulated for r in run.records)
+    units = run.records if run.units is None else run.units
+    return run.manifest.simulated or any(u.simulated for u in units)
 
 
 def summarize_run(run: Run) -> RunMetrics:
     """Metrics of a loaded run, per slice, for k = 1..(largest evaluated n)."""
     return summarize_outcomes(
-        task_outcomes(run.records),
+        run_task_outcomes(run),
         run_id=run.manifest.run_id,
         strategy=run.manifest.strategy,
         simulated=run_is_simulated(run),
