@@ -345,15 +345,15 @@ def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemar
     """McNemar over the pairs usable at k with the same n in both runs, on the metric's per-task event."""
     usable = [p for p in pairs if p.usable(k, mdef)]
     used = [p for p in usable if mdef.n(p.baseline) == mdef.n(p.candidate)]
-    per: dict[str, DomainDiscordant] = {}
+    per: dict[str, list[int]] = {}  # domain -> [tasks, b, c]
     for p in used:
-        dom = per.setdefault(p.domain, DomainDiscordant(domain=p.domain, tasks=0, b=0, c=0))
-        dom.tasks += 1
+        dom = per.setdefault(p.domain, [0, 0, 0])
         a_event, b_event = mdef.event(p.baseline), mdef.event(p.candidate)
-        dom.b += a_event and not b_event
-        dom.c += b_event and not a_event
-    b = sum(d.b for d in per.values())
-    c = sum(d.c for d in per.values())
+        dom[0] += 1
+        dom[1] += a_event and not b_event
+        dom[2] += b_event and not a_event
+    b = sum(d[1] for d in per.values())
+    c = sum(d[2] for d in per.values())
     res = mcnemar(b, c)
     return McNemarSummary(
         event=mdef.event_label,
@@ -364,7 +364,7 @@ def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemar
         c=c,
         p_exact=res.p_exact,
         p_midp=res.p_midp,
-        per_domain=[per[d] for d in sorted(per)],
+        per_domain=[DomainDiscordant(domain=d, tasks=per[d][0], b=per[d][1], c=per[d][2]) for d in sorted(per)],
     )
 
 
@@ -422,30 +422,41 @@ def _compare_metrics(
     return comparisons
 
 
-def _task_diff(pair: TaskPair, mdef: MetricDef, k: int) -> TaskDiff:
-    exact_a = mdef.per_task(pair.baseline, k) if pair.usable(k, mdef) else None
-    exact_b = mdef.per_task(pair.candidate, k) if pair.usable(k, mdef) else None
-    change: Change | None = None
-    delta: float | None = None
-    if exact_a is not None and exact_b is not None:
-        diff = exact_b - exact_a
-        delta = float(diff)
-        good = diff if mdef.higher_is_better else -diff
-        change = "improved" if good > 0 else "regressed" if good < 0 else "unchanged"
-    return TaskDiff(
-        domain=pair.domain,
-        task_id=pair.baseline.task_id,
-        policy_violation_task=pair.baseline.policy_violation_task,
-        baseline_trials=pair.baseline.trials,
-        baseline_successes=pair.baseline.successes,
-        candidate_trials=pair.candidate.trials,
-        candidate_successes=pair.candidate.successes,
-        k=k,
-        baseline=None if exact_a is None else float(exact_a),
-        candidate=None if exact_b is None else float(exact_b),
-        delta=delta,
-        change=change,
-    )
+def _diff_values(mdef: MetricDef, counts: tuple[int, int, int, int], k: int) -> dict[str, object]:
+    n_a, x_a, n_b, x_b = counts
+    if n_a < k or n_b < k:
+        return {"baseline": None, "candidate": None, "delta": None, "change": None}
+    exact_a, exact_b = mdef.exact(n_a, x_a, k), mdef.exact(n_b, x_b, k)
+    diff = exact_b - exact_a
+    good = diff if mdef.higher_is_better else -diff
+    change: Change = "improved" if good > 0 else "regressed" if good < 0 else "unchanged"
+    return {"baseline": float(exact_a), "candidate": float(exact_b), "delta": float(diff), "change": change}
+
+
+def _task_diffs(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> list[TaskDiff]:
+    # Values depend only on the tasks' counts, which few distinct tasks share: computed once each.
+    memo: dict[tuple[int, int, int, int], dict[str, object]] = {}
+    diffs = []
+    for pair in pairs:
+        a, b = pair.baseline, pair.candidate
+        counts = (mdef.n(a), mdef.count(a), mdef.n(b), mdef.count(b))
+        values = memo.get(counts)
+        if values is None:
+            values = memo[counts] = _diff_values(mdef, counts, k)
+        diffs.append(
+            TaskDiff(
+                domain=a.domain,
+                task_id=a.task_id,
+                policy_violation_task=a.policy_violation_task,
+                baseline_trials=a.trials,
+                baseline_successes=a.successes,
+                candidate_trials=b.trials,
+                candidate_successes=b.successes,
+                k=k,
+                **values,  # type: ignore[arg-type]
+            )
+        )
+    return diffs
 
 
 def _slice_label(subset: Subset, domain: str | None) -> str:
@@ -600,7 +611,7 @@ def compare_outcomes(
         results=headline.results,
         mcnemar=headline.mcnemar,
         other_metrics=others,
-        tasks=[_task_diff(p, headline_def, primary_k) for p in alignment.pairs],
+        tasks=_task_diffs(alignment.pairs, headline_def, primary_k),
     )
 
 
