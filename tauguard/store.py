@@ -19,7 +19,7 @@ import fcntl
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -60,6 +60,9 @@ class Run:
     # Set when the run was loaded from its outcome index (load_run(records=False)); ``records``
     # is then empty. Read outcomes through unit_outcomes(), which works either way.
     units: list[UnitOutcome] | None = None
+    _derived_units: tuple[list[TrialRecord], int, list[UnitOutcome]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def unit_outcomes(self) -> list[UnitOutcome]:
         """The latest record of each (domain, task, trial) reduced to its outcome."""
@@ -67,7 +70,12 @@ class Run:
             return self.units
         from tauguard.outcome_index import unit_outcome
 
-        return [unit_outcome(r) for r in self.records]
+        # Reports reduce a run many times (per slice, per comparison): derive the units once
+        # per records list.
+        cached = self._derived_units
+        if cached is None or cached[0] is not self.records or cached[1] != len(self.records):
+            cached = self._derived_units = (self.records, len(self.records), [unit_outcome(r) for r in self.records])
+        return cached[2]
 
     @property
     def live(self) -> bool:
