@@ -25,6 +25,8 @@ from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
 from tauguard.attacks.runtime import attack_spec
 
+FORK = "fork"  # tauguard's own backend: workers forked from the warm run process
+
 
 def now_iso() -> str:
     """UTC timestamp for manifests."""
@@ -97,6 +99,8 @@ def execute(
 
     if not pending:
         return iter(())
+    if backend == FORK and workers > 1:
+        return _forked(pending, workers, concurrency, threaded, may_start)
     if threaded:
         inflight = concurrency or cc.default_concurrency(workers, True)
         if workers == 1 or backend == "threading" or inflight <= 1:
@@ -117,6 +121,50 @@ def execute(
             batches = parallel(delayed(run_units)(job) for job in jobs)
         return (rec for batch in batches for rec in batch)
     return _chunked(jobs, workers, backend)
+
+
+class _Stream:
+    """Records from a fork pool; closing it stops the workers (at once if not exhausted)."""
+
+    def __init__(self, pool: Any, records: Iterator[dict[str, Any]]) -> None:
+        self._pool, self._records, self._finished = pool, records, False
+
+    def __iter__(self) -> "_Stream":
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            return next(self._records)
+        except StopIteration:
+            self._finished = True
+            raise
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self._pool.close(cancel=not self._finished)
+
+
+def _forked(
+    pending: list[UnitSpec], workers: int, concurrency: int | None, threaded: bool,
+    may_start: Callable[[], bool] | None,
+) -> Iterator[dict[str, Any]]:
+    # Warm this process, then fork: workers share the warm state (see forkpool).
+    from tauguard.execution import concurrency as cc
+    from tauguard.execution.forkpool import ForkPool, deal
+    from tauguard.execution.simulate import prepare
+
+    prepare(pending)
+    if threaded:
+        inflight = concurrency or cc.default_concurrency(workers, True)
+        shares = deal(pending, min(workers, inflight))
+        pool = ForkPool(len(shares))
+        threads = max(1, inflight // len(shares))
+        return _Stream(pool, pool.run(shares, threads, may_start))
+    groups: dict[tuple[str, str], list[UnitSpec]] = {}
+    for unit in pending:
+        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
+    pool = ForkPool(workers)
+    return _Stream(pool, pool.run(list(groups.values()), 1, may_start))
 
 
 def _worker_setup(backend: str) -> Any:
@@ -202,8 +250,6 @@ def run_batch(
         done = completed_keys(run_dir)
         pending = [u for u in all_units if u.key not in done]
         progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
-        if on_start is not None:
-            on_start(progress.done)
         manifest.status = "running"
         manifest.stop_reason = None
         budget = Budget(config.max_cost, recorded_cost(run_dir))
@@ -217,11 +263,14 @@ def run_batch(
                 from tauguard.execution.concurrency import threaded
 
                 is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
-                stream = execute(
-                    pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
-                )
-                if not budget.may_start():
-                    stream = iter(())
+                # Workers are started (forked) before the caller's progress display starts
+                # its thread (see forkpool).
+                if budget.may_start():
+                    stream = execute(
+                        pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
+                    )
+                if on_start is not None:
+                    on_start(progress.done)
                 for raw in stream:
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
