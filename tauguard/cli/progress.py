@@ -36,9 +36,10 @@ class UsageTally:
     waited_s: float = 0.0
 
     def add(self, record: "TrialRecord") -> None:
-        """Account one record's usage (roles that made no call are skipped)."""
+        """Account one record's usage (roles without tokens, cost or cache hits, e.g. the
+        sim agent's, are skipped)."""
         for role, usage in record.usage.items():
-            if usage.calls or usage.prompt_tokens or usage.completion_tokens or usage.cache_hits or usage.retries:
+            if usage.prompt_tokens or usage.completion_tokens or usage.cost or usage.cache_hits:
                 self.cost[role] = self.cost.get(role, 0.0) + (usage.cost or 0.0)
                 self.tokens[role] = self.tokens.get(role, 0) + usage.prompt_tokens + usage.completion_tokens
             self.cache_hits += usage.cache_hits
