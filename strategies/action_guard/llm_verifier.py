@@ -4,8 +4,8 @@ The model receives the domain policy, the whole agent-visible conversation, the 
 call and its checklist, and answers with a JSON verdict (pass / block, the unmet items
 with evidence, a remediation for the agent). Anything else -- malformed output, a
 refusal, a timeout, a transport error -- is reported as a verifier failure, which the
-session maps through the configured failure policy. litellm is imported only here, only
-when a call is made.
+session maps through the configured failure policy. The call goes through
+:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ message), and only the conversation and the latest request state in the user mes
 providers can cache the prefix (PolicyGuide, shared/papers/workflow-guide_policyguide.md,
 Appendix: "The verifier prompt places the policy, workflow graph, tool specifications,
 judging rules, and output contract in a byte-stable prefix"). A transport error or an
-unparseable answer is returned as a failure, never raised. litellm is imported only here.
+unparseable answer is returned as a failure, never raised. The call goes through
+:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations

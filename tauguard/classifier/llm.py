@@ -6,8 +6,8 @@ endpoint (vLLM), as the paper's Qwen2.5 classifiers are (§2, "Decision models")
 sees the same structured state the offline classifier sees, with the retrieved clauses and
 their ids, and answers ``{"decision": "allow" | "verify" | "refuse", "clause_id": ...,
 "missing": [...], "reason": ...}``. Anything else (malformed JSON, an unknown decision, a
-refusal, a timeout, an HTTP error) is a failure the gate turns into a held call. litellm is
-imported only when a call is made.
+refusal, a timeout, an HTTP error) is a failure the gate turns into a held call. The call goes
+through :func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
