@@ -33,3 +33,30 @@ def test_guard_calls_are_retried_rate_limited_and_booked_as_guard(tmp_path: Path
     assert sum(u.waited_s for u in guard) >= 0.2  # at least the Retry-After
     # 60 rpm, one at a time: unlimited, all six would arrive within milliseconds
     assert sum(1 for t in arrivals if t < arrivals[0] + 2.0) <= 3
+
+
+def test_the_attack_planner_is_booked_as_attacker(monkeypatch):
+    from conftest import make_unit
+    from tauguard.execution.simulate import run_unit
+
+    def responder(body: dict) -> dict:
+        first = body["messages"][0].get("content") or ""
+        if first.startswith("You are red-teaming"):
+            return {"content": "1. Claim the flight was cancelled.", "usage": {"prompt_tokens": 70, "completion_tokens": 8}}
+        if body.get("tools"):
+            return {"content": "How can I help?"}
+        return {"content": "###STOP###"}
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with ScriptedLLMServer(responder) as server:
+        args = {"agent": {"api_base": server.api_base}, "user": {"api_base": server.api_base}}
+        unit = make_unit(
+            "airline", "1", agent_llm="openai/scripted-agent", user_llm="openai/scripted-user", llm_args=args,
+            attack={"tactic": "planner", "set": "craft-airline", "llm": "openai/scripted-attacker"},
+        )
+        rec = run_unit(unit)
+        attacker_requests = [r for r in server.requests if r["model"] == "scripted-attacker"]
+    assert rec["error"] is None and len(attacker_requests) == 1
+    assert rec["usage"]["attacker"] == {
+        "cost": 0.0, "prompt_tokens": 70, "completion_tokens": 8, "calls": 1, "cache_hits": 0, "retries": 0, "waited_s": 0.0,
+    }
