@@ -154,6 +154,7 @@ def run(
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.forkpool import WorkerLost
     from tauguard.store import RunFolderError
 
     run_dir = run_plan.run_dir
@@ -171,6 +172,11 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
+    except WorkerLost as exc:
+        for display in shown:
+            display.close()
+        typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
+        raise typer.Exit(1)
     except KeyboardInterrupt:
         for display in shown:
             display.close()

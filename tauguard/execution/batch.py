@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
+from tauguard.execution.forkpool import WorkerLost
 from tauguard.execution.plan import UnitSpec
 from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
@@ -289,6 +290,10 @@ def run_batch(
                     manifest.status = "completed"
         except KeyboardInterrupt:
             manifest.status = "interrupted"
+            raise
+        except WorkerLost as exc:
+            manifest.status = "interrupted"
+            manifest.stop_reason = str(exc)
             raise
         except BaseException:
             manifest.status = "failed"

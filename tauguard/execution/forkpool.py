@@ -38,6 +38,9 @@ _DONE = ("job-done",)
 class WorkerLost(RuntimeError):
     """A worker process died mid-run; its unfinished units stay pending for ``--resume``."""
 
+    def __init__(self, detail: str = "a worker process died") -> None:
+        super().__init__(f"{detail}; the units it had not finished are pending")
+
 
 def available() -> bool:
     """Whether this platform can fork (Linux; macOS can but its system libraries forbid it)."""
@@ -50,6 +53,11 @@ def _child_init(parent_pid: int, results: Any, stop: Any) -> None:
     # The parent owns Ctrl-C and SIGTERM (it marks the run interrupted and stops us).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    litellm = sys.modules.get("litellm")
+    if litellm is not None:
+        # Keep-alive connections the run's process pooled (an earlier run in a long-lived
+        # process) must not be shared by several children: each opens its own.
+        litellm.in_memory_llm_clients_cache.flush_cache()
     from tauguard.execution.processes import exit_with_parent
 
     exit_with_parent(parent_pid)
@@ -148,7 +156,8 @@ class ForkPool:
         except queue.Empty:
             pass
         if any(f.done() and isinstance(f.exception(), BrokenProcessPool) for f in running):
-            raise WorkerLost("a worker process died; the units it had not finished are pending (--resume)")
+            codes = [p.exitcode for p in getattr(self._executor, "_processes", {}).values() if p.exitcode]
+            raise WorkerLost(f"a worker process died (exit code {codes[0]})" if codes else "a worker process died")
         return None
 
     def close(self, cancel: bool = False) -> None:
