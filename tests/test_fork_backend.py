@@ -86,3 +86,18 @@ def test_real_llm_units_run_on_threads_in_forked_workers(tmp_path: Path, monkeyp
     assert sorted(r.key for r in records) == [("airline", t, k) for t in ("0", "1", "2") for k in (0, 1)]
     assert len(requests) == 24  # 4 completions per simulation, none lost or repeated across processes
     assert all(r.usage["agent"].calls >= 2 for r in records)
+
+
+def test_sim_jobs_keep_a_tasks_trials_together_unless_workers_would_idle():
+    from tauguard.execution.batch import sim_jobs
+    from tauguard.execution.plan import UnitSpec
+
+    def units(tasks: int, trials: int) -> list[UnitSpec]:
+        return [UnitSpec(run_id="r", domain="airline", split="base", task_id=str(t), trial=k, seed=1, strategy="react",
+                         agent_llm="sim", user_llm="sim", max_steps=1, max_errors=1, max_guard_retries=0,
+                         fault_profile={}) for t in range(tasks) for k in range(trials)]
+
+    many = sim_jobs(units(50, 4), workers=2)
+    assert len(many) == 50 and all(len({u.task_id for u in job}) == 1 and len(job) == 4 for job in many)
+    one_task = sim_jobs(units(1, 8), workers=4)
+    assert [len(job) for job in one_task] == [1] * 8  # per (task, trial): all four workers get work

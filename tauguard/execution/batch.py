@@ -161,11 +161,19 @@ def _forked(
         pool = ForkPool(len(shares))
         threads = max(1, inflight // len(shares))
         return _Stream(pool, pool.run(shares, threads, may_start))
+    pool = ForkPool(workers)
+    return _Stream(pool, pool.run(sim_jobs(pending, workers), 1, may_start))
+
+
+def sim_jobs(pending: list[UnitSpec], workers: int) -> list[list[UnitSpec]]:
+    """Sim-mode jobs: a task's trials together (one worker's per-task caches serve them all),
+    split into smaller jobs, down to single (task, trial) units, when there are too few tasks
+    to keep every worker busy (e.g. one task with many trials)."""
     groups: dict[tuple[str, str], list[UnitSpec]] = {}
     for unit in pending:
         groups.setdefault((unit.domain, unit.task_id), []).append(unit)
-    pool = ForkPool(workers)
-    return _Stream(pool, pool.run(list(groups.values()), 1, may_start))
+    size = max(1, -(-len(pending) // (4 * workers)))
+    return [units[i : i + size] for units in groups.values() for i in range(0, len(units), size)]
 
 
 def _worker_setup(backend: str) -> Any:
