@@ -197,7 +197,7 @@ def _first_error(exc: ValidationError) -> str:
         allowed = ", ".join(RunConfig.model_fields)
         return f"unknown config key '{loc}'; allowed: {allowed}"
     shown = err.get("input")
-    if isinstance(shown, (dict, list)) or loc.startswith("llm_args"):
+    if isinstance(shown, (dict, list)) or loc.startswith("llm_args") or loc == "address":
         return f"invalid value for '{loc}': {msg}"  # never echo arguments (they may hold a key)
     if isinstance(shown, str) and len(shown) > 60:
         shown = shown[:57] + "..."

@@ -208,6 +208,7 @@ def run(
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
 
     run_dir = run_plan.run_dir
@@ -226,6 +227,10 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
+    except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
+        for display in shown:
+            display.close()
+        fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
     except KeyboardInterrupt:
         for display in shown:
             display.close()

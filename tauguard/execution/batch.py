@@ -244,7 +244,7 @@ def run_batch(
                     manifest.stop_reason = budget.reason()
                 elif progress.done < progress.total:  # jobs lost with their worker (cluster engines)
                     manifest.status = "interrupted"
-                    manifest.stop_reason = f"{progress.total - progress.done} units not recorded; resume to run them"
+                    manifest.stop_reason = f"{progress.total - progress.done} units not recorded (lost with their worker); resume to run them"
                 else:
                     manifest.status = "completed"
         except KeyboardInterrupt:

@@ -68,4 +68,5 @@ def run_on_cluster(
         from tauguard.execution.engines.ray_engine import RayEngine as Engine
     else:
         from tauguard.execution.engines.dask_engine import DaskEngine as Engine  # type: ignore[assignment]
-    return drive(lambda: Engine(address, workers, inflight, threaded), jobs, inflight, may_start)
+    where = describe(backend, address, workers)
+    return drive(lambda: Engine(address, workers, inflight, threaded), jobs, inflight, may_start, where)

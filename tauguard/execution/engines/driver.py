@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, Protocol
 
+from tauguard.errors import TauguardInputError
 from tauguard.execution.plan import UnitSpec
 from tauguard.secrets import scrub
 
@@ -18,6 +19,10 @@ Job = list[UnitSpec]
 # lost node would (tests/test_engines.py).
 LOSE_JOB_ENV = "TAUGUARD_TEST_LOSE_JOB"
 _WARNED_LOSSES = 5  # lost-job warnings printed one by one; the rest are counted
+
+
+class ClusterUnavailable(TauguardInputError):
+    """The cluster at ``--address`` cannot be reached (or a local one cannot start); one line."""
 
 
 class JobLost(Exception):
@@ -64,6 +69,7 @@ def run_job(job: Job) -> list[dict[str, Any]]:
 
 def drive(
     open_engine: Callable[[], Engine], jobs: list[Job], limit: int, may_start: Callable[[], bool] | None,
+    where: str = "the cluster",
 ) -> Iterator[dict[str, Any]]:
     """Run ``jobs`` with at most ``limit`` in flight; yield each finished job's records.
 
@@ -73,7 +79,12 @@ def drive(
     """
     allowed = may_start or (lambda: True)
     todo = iter(jobs)
-    engine = open_engine()
+    try:
+        engine = open_engine()
+    except Exception as exc:
+        from tauguard.execution.checks import first_line
+
+        raise ClusterUnavailable(f"cannot use {where}: {scrub(first_line(exc)).rstrip('.')}") from None
     inflight: dict[Any, Job] = {}
     lost: list[tuple[Job, str]] = []
 
