@@ -6,9 +6,12 @@ Imported only when the ray backend runs (the ``tauguard[ray]`` extra).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from typing import Any
+import signal
+import threading
+from typing import Any, Iterator
 
 import ray
 from ray.exceptions import RayError
@@ -26,14 +29,8 @@ class RayEngine:
     def __init__(self, address: str | None, workers: int, inflight: int, threaded: bool) -> None:
         self._owned = not ray.is_initialized()  # a library caller's own session is left alone
         if self._owned:
-            if address:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-            else:
-                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run phones nowhere
-                ray.init(
-                    num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                    object_store_memory=LOCAL_OBJECT_STORE_BYTES, logging_level=logging.WARNING,
-                )
+            with _own_signal_handlers():
+                _connect(address, workers)
         # Real-LLM units wait on the network: several share a CPU. A job whose worker dies is
         # not retried here: its units stay pending for --resume, as with every backend.
         cpus = min(1.0, round(workers / max(1, inflight), 4)) if threaded else 1.0
@@ -70,3 +67,30 @@ class RayEngine:
         """Disconnect (and stop the local cluster this engine started)."""
         if self._owned:
             ray.shutdown()
+
+
+def _connect(address: str | None, workers: int) -> None:
+    if address:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run phones nowhere
+    ray.init(
+        num_cpus=workers, include_dashboard=False, log_to_driver=False,
+        object_store_memory=LOCAL_OBJECT_STORE_BYTES, logging_level=logging.WARNING,
+    )
+
+
+@contextlib.contextmanager
+def _own_signal_handlers() -> Iterator[None]:
+    """Keep the run's SIGTERM and SIGINT handling: ``ray.init`` installs its own (SIGTERM exits
+    the process), which would leave the manifest ``failed`` instead of ``interrupted``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
