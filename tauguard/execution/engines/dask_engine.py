@@ -30,11 +30,17 @@ class DaskEngine:
         # Real-LLM units wait on the network: they share a worker process as threads. A job
         # whose worker dies is not retried: its units stay pending for --resume.
         threads = max(1, math.ceil(inflight / workers)) if threaded else 1
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            self._cluster = distributed.LocalCluster(
-                n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
+        try:
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+        except Exception as exc:
+            # Its workers are spawned processes that import the main module again.
+            raise RuntimeError(
+                f"{str(exc).rstrip('.')} (a script that runs a local Dask cluster needs `if __name__ == '__main__':`)"
+            ) from exc
         try:
             self._client = distributed.Client(self._cluster, set_as_default=False)
             self._ended = distributed.as_completed(loop=self._client.loop)
