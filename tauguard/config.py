@@ -55,6 +55,8 @@ class RunConfig(BaseModel):
     # recorded as an infrastructure error (see tauguard.execution.provider).
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
     max_retries: int = Field(default=5, ge=0)
+    # A directory of stored completions (tauguard.execution.response_cache); None: no cache.
+    cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
     max_cost: float | None = Field(default=None, gt=0)
     seed: int = 300
@@ -141,6 +143,19 @@ class RunConfig(BaseModel):
                 "a run name is one folder name: letters, digits and . _ + = @ -, starting with a letter or digit"
             )
         return value
+
+    @field_validator("cache")
+    @classmethod
+    def _cache_dir(cls, value: str | None) -> str | None:
+        # Absolute, so a resumed run (from any directory) and every worker find the same cache.
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("must not be empty")
+        path = Path(value).expanduser().absolute()
+        if path.exists() and not path.is_dir():
+            raise ValueError("must be a directory (it is a file)")
+        return str(path)
 
     @field_validator("strategy", "split", "out", "backend", "agent_llm", "user_llm", "faults")
     @classmethod

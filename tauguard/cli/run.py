@@ -36,54 +36,6 @@ def _split_list(value: str | None) -> list[str] | None:
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
-class _Display:
-    """A rich progress bar on a terminal; plain lines in CI logs."""
-
-    def __init__(self, total: int, already: int, plain: bool) -> None:
-        self.plain = plain
-        self.total = total
-        self._progress: Any = None
-        if not plain:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self._progress = RichProgress(
-                TextColumn("[bold]simulations"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False,
-            )
-            self._task = self._progress.add_task("run", total=total, completed=already, stats="")
-            self._progress.start()
-        elif already:
-            typer.echo(f"{already}/{total} simulations already done", err=True)
-
-    def update(self, record: "TrialRecord", progress: "Progress") -> None:
-        rate = progress.pass_rate
-        stats = f"pass {rate:.2f}" if rate is not None else "pass -"
-        if progress.errors:
-            stats += f", {progress.errors} infra errors"
-        if self._progress is not None:
-            self._progress.update(self._task, completed=progress.done, stats=stats)
-            return
-        # Plain mode is for logs: about 50 lines per run, plus every failure and error.
-        every = max(1, progress.total // 50)
-        if record.success and progress.done % every and progress.done != progress.total:
-            return
-        import time
-
-        elapsed = time.perf_counter() - progress.started
-        remaining = progress.total - progress.done
-        per = elapsed / max(progress.scored + progress.errors, 1)
-        status = "ERROR" if record.error else ("pass" if record.success else "fail")
-        typer.echo(
-            f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "
-            f"| {stats} | eta {per * remaining:.0f}s",
-            err=True,
-        )
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-
 _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "--strategy-option"}
 
 
@@ -135,6 +87,9 @@ def run(
     max_cost: Optional[float] = typer.Option(
         None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it."
     ),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="Directory of stored completions: a repeated request is answered from it at $0 (deterministic re-runs)."
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
     name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out)."),
@@ -182,6 +137,7 @@ def run(
         "concurrency": concurrency,
         "rate_limits": limits or None,
         "max_cost": max_cost,
+        "cache": cache,
         "seed": seed,
         "max_steps": max_steps,
         "name": name,
@@ -212,13 +168,15 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.store import RunFolderError
 
     run_dir = run_plan.run_dir
-    shown: list[_Display] = []
+    from tauguard.cli.progress import RunDisplay
+
+    shown: list[RunDisplay] = []
 
     def start(done: int) -> None:  # once the folder is ours: no progress output before an error
         engine = [line for line in run_plan.describe() if line.startswith("engine:")]
         if engine:  # starting or reaching a cluster takes a while: say where the units go
             typer.echo(engine[0], err=True)
-        shown.append(_Display(run_plan.total_units, done, plain))
+        shown.append(RunDisplay(run_plan.total_units, done, plain))
 
     def update(record: "TrialRecord", progress: "Progress") -> None:
         shown[0].update(record, progress)

@@ -82,6 +82,8 @@ class RunPlan:
             lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
         if c.max_cost is not None:
             lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
+        if c.cache:
+            lines.append(f"cache:     {c.cache} (a stored request is answered at $0)")
         return lines
 
 

@@ -76,7 +76,7 @@ def _provider_discipline(spec: UnitSpec) -> None:
     from tauguard.execution.provider import RateLimit, install
 
     limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in spec.rate_limits.items()}
-    install(limits, spec.max_retries, share=max(1, spec.rate_share))
+    install(limits, spec.max_retries, share=max(1, spec.rate_share), cache=spec.cache)
 
 
 def _idle(event: Any) -> bool:
@@ -181,7 +181,10 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         import json
 
         from tauguard.agents.guarded import GuardedAgent
+        from tauguard.llm_call import start_unit
         from tauguard.replay import session_context
+
+        ledger = start_unit()  # every LLM call of this simulation is booked by role
 
         warm_up(spec.domain)
         if spec.agent_llm != SIM or spec.user_llm != SIM or spec.guard_llm is not None:
@@ -225,14 +228,14 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
             termination_reason=str(simulation.termination_reason.value),
             guard_events=[e for e in agent.events if not _idle(e)],
             faults=faults,
-            usage={
+            usage=ledger.merged({
                 "agent": _usage(simulation.messages, t2.AssistantMessage),
                 "user": _usage(simulation.messages, t2.UserMessage),
                 "guard": RoleUsage(
                     cost=guard["cost"], prompt_tokens=guard["prompt_tokens"],
                     completion_tokens=guard["completion_tokens"], calls=guard["llm_calls"],
                 ),
-            },
+            }),
             duration_s=time.perf_counter() - start,
             simulation=dumped,
         )

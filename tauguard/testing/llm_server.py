@@ -60,12 +60,14 @@ class ScriptedLLMServer:
         self._index = 0
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def _next_item(self, body: dict[str, Any]) -> Item:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if callable(self._responses):
                 return self._responses(body)
             items = list(self._responses)
