@@ -143,3 +143,70 @@ def test_the_plan_names_the_engine_and_resume_may_change_the_address(tmp_path: P
     with pytest.raises(ValueError, match="must not contain credentials"):
         tauguard.plan({**RUN, "backend": "dask", "address": "tcp://me:secret@head:8786", "out": str(tmp_path)})
     assert list(tmp_path.iterdir()) == []
+
+
+class _FakeEngine:
+    """An in-process engine: jobs end in submission order; the job of task "lost" dies."""
+
+    def __init__(self) -> None:
+        self.running: list[int] = []
+        self.jobs: dict[int, Any] = {}
+        self.peak = 0
+        self.cancelled: list[int] = []
+        self.closed = False
+
+    def submit(self, job: Any) -> int:
+        handle = len(self.jobs)
+        self.jobs[handle] = job
+        self.running.append(handle)
+        self.peak = max(self.peak, len(self.running))
+        return handle
+
+    def finished(self, handles: list[int], timeout: float) -> list[int]:
+        done = self.running.pop(0)
+        return [done]
+
+    def result(self, handle: int) -> list[dict[str, Any]]:
+        from tauguard.execution.engines.driver import JobLost
+
+        job = self.jobs[handle]
+        if job[0].task_id == "lost":
+            raise JobLost("worker died")
+        return [{"key": unit.key} for unit in job]
+
+    def cancel(self, handles: list[int]) -> None:
+        self.cancelled += handles
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _units(tasks: list[str], trials: int) -> list[Any]:
+    from conftest import make_unit
+
+    return [make_unit("airline", t, trial=k) for k in range(trials) for t in tasks]
+
+
+def test_driver_bounds_submission_skips_lost_jobs_and_honours_the_budget(capsys: pytest.CaptureFixture[str]):
+    from tauguard.execution.engines.driver import drive, jobs_of
+
+    jobs = jobs_of(_units(["0", "lost", "2", "3", "4"], 2), per_task=True)
+    assert [len(j) for j in jobs] == [2] * 5  # a task's trials are one job
+    engine = _FakeEngine()
+    keys = [r["key"] for r in drive(lambda: engine, jobs, limit=2, may_start=None)]
+    assert engine.peak == 2 and engine.closed and len(keys) == 8 and all(k[1] != "lost" for k in keys)
+    assert "lost the job of airline/lost (2 units): worker died" in capsys.readouterr().err
+
+    taken: list[Any] = []
+    engine = _FakeEngine()
+    stream = drive(lambda: engine, jobs_of(_units(["0", "1", "2", "3"], 1), per_task=False), limit=2,
+                   may_start=lambda: len(taken) < 1)  # a budget reached after the first record
+    taken += [next(stream)]
+    assert list(stream) == [{"key": ("airline", "1", 0)}]  # in flight before the cap: finished, nothing new
+    assert len(engine.jobs) == 2 and engine.closed
+
+    engine = _FakeEngine()
+    stream = drive(lambda: engine, jobs, limit=3, may_start=None)
+    next(stream)
+    stream.close()  # Ctrl-C, SIGTERM: the jobs in flight are cancelled, the engine closed
+    assert engine.cancelled == [1, 2] and engine.closed
