@@ -45,6 +45,9 @@ class RunConfig(BaseModel):
     workers: int = Field(default=2, ge=1)
     # "auto": tauguard's fork backend where the platform forks (Linux), else joblib's loky.
     backend: str = "auto"
+    # An existing Ray or Dask cluster for --backend ray/dask (ray://host:10001, host:6379,
+    # auto; tcp://host:8786); None: a local cluster of `workers` processes for the run.
+    address: str | None = None
     # Simulations in flight (threads when a real LLM is in play); None: per mode, see
     # tauguard.execution.concurrency.default_concurrency.
     concurrency: int | None = Field(default=None, ge=1)
@@ -115,6 +118,18 @@ class RunConfig(BaseModel):
                     f"llm_args['{role}'] sets '{secrets[0]}': API keys come only from the environment "
                     "(e.g. OPENAI_API_KEY), so they are never written to run files"
                 )
+        return value
+
+    @field_validator("address")
+    @classmethod
+    def _plain_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip() or any(c.isspace() for c in value):
+            raise ValueError("a cluster address is one word, e.g. ray://host:10001, host:6379, auto or tcp://host:8786")
+        if "@" in value.split("://", 1)[-1]:
+            # Run files record the address; credentials come from the environment only.
+            raise ValueError("a cluster address must not contain credentials (user:password@)")
         return value
 
     @field_validator("name")
@@ -207,7 +222,7 @@ def _first_error(exc: ValidationError) -> str:
         allowed = ", ".join(RunConfig.model_fields)
         return f"unknown config key '{loc}'; allowed: {allowed}"
     shown = err.get("input")
-    if isinstance(shown, (dict, list)) or loc.startswith("llm_args"):
+    if isinstance(shown, (dict, list)) or loc.startswith("llm_args") or loc == "address":
         return f"invalid value for '{loc}': {msg}"  # never echo arguments (they may hold a key)
     if isinstance(shown, str) and len(shown) > 60:
         shown = shown[:57] + "..."

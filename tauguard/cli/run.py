@@ -40,12 +40,12 @@ _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "-
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "concurrency", "max_cost")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--concurrency/--max-cost may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost may change)")
 
 
 def run(
@@ -67,7 +67,17 @@ def run(
     attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation (default) or a named set (craft-airline)."),
     attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="joblib backend (loky, multiprocessing, threading, ...)."),
+    backend: Optional[str] = typer.Option(
+        None, "--backend",
+        help="Where units run: fork (default on Linux: workers forked from the warm run process), loky (default "
+        "elsewhere), threading, multiprocessing (joblib, this machine), ray or dask "
+        "(a cluster: pip install 'tauguard\\[ray]' / 'tauguard\\[dask]').",
+    ),
+    address: Optional[str] = typer.Option(
+        None, "--address",
+        help="The existing cluster for --backend ray (ray://HOST:10001, HOST:6379, auto) or dask (tcp://HOST:8786); "
+        "default: a local cluster of --workers processes, shut down after the run.",
+    ),
     concurrency: Optional[int] = typer.Option(
         None, "--concurrency", "-c",
         help="Simulations in flight (threads when a real LLM is in play; default 8 per worker, sim: one per worker).",
@@ -124,6 +134,7 @@ def run(
         "attack_llm": attack_llm,
         "workers": workers,
         "backend": backend,
+        "address": address,
         "concurrency": concurrency,
         "rate_limits": limits or None,
         "max_cost": max_cost,
@@ -140,7 +151,7 @@ def run(
         if resume is not None:
             _refuse_with_resume(resume, overrides, config)
             run_plan = lifecycle.plan_resume(
-                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address
             )
         else:
             run_plan = lifecycle.plan(resolve_config(config, overrides))
@@ -155,6 +166,7 @@ def run(
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
     from tauguard.execution.forkpool import WorkerLost
+    from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
 
     run_dir = run_plan.run_dir
@@ -163,6 +175,9 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     shown: list[RunDisplay] = []
 
     def start(done: int) -> None:  # once the folder is ours: no progress output before an error
+        engine = [line for line in run_plan.describe() if line.startswith("engine:")]
+        if engine:  # starting or reaching a cluster takes a while: say where the units go
+            typer.echo(engine[0], err=True)
         shown.append(RunDisplay(run_plan.total_units, done, plain))
 
     def update(record: "TrialRecord", progress: "Progress") -> None:
@@ -177,6 +192,10 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
             display.close()
         typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
         raise typer.Exit(1)
+    except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
+        for display in shown:
+            display.close()
+        fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
     except KeyboardInterrupt:
         for display in shown:
             display.close()

@@ -84,7 +84,7 @@ class Progress:
 
 def execute(
     pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False,
-    may_start: Callable[[], bool] | None = None,
+    may_start: Callable[[], bool] | None = None, address: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run units in parallel, yielding records as they finish.
 
@@ -92,6 +92,7 @@ def execute(
     in this process (``workers`` 1) or in ``workers`` processes (see ``concurrency``).
     Otherwise (sim mode, CPU bound) units are grouped by task over joblib processes: one
     job runs a task's pending trials, so the worker's per-task caches serve every trial.
+    ``ray``/``dask`` run the same jobs on a cluster (at ``address``, or a local one).
     """
     from joblib import Parallel, delayed
 
@@ -102,6 +103,11 @@ def execute(
         return iter(())
     if backend == FORK and workers > 1:
         return _forked(pending, workers, concurrency, threaded, may_start)
+
+    from tauguard.execution.engines import is_cluster, run_on_cluster
+
+    if is_cluster(backend):
+        return run_on_cluster(backend, pending, workers, address, threaded, concurrency, may_start)
     if threaded:
         inflight = concurrency or cc.default_concurrency(workers, True)
         if workers == 1 or backend == "threading" or inflight <= 1:
@@ -276,7 +282,8 @@ def run_batch(
                 # its thread (see forkpool).
                 if budget.may_start():
                     stream = execute(
-                        pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
+                        pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start,
+                        config.address,
                     )
                 if on_start is not None:
                     on_start(progress.done)
@@ -294,6 +301,9 @@ def run_batch(
                 if budget.reached and progress.done < progress.total:
                     manifest.status = "interrupted"
                     manifest.stop_reason = budget.reason()
+                elif progress.done < progress.total:  # jobs lost with their worker (cluster engines)
+                    manifest.status = "interrupted"
+                    manifest.stop_reason = f"{progress.total - progress.done} units not recorded (lost with their worker); resume to run them"
                 else:
                     manifest.status = "completed"
         except KeyboardInterrupt:
