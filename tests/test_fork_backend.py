@@ -50,7 +50,7 @@ def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, 
     parent = os.getpid()
     monkeypatch.setattr(simulate, "run_unit", dies_on_task_3)
     config = {**CONFIG, "workers": 2, "backend": "fork", "out": str(tmp_path), "name": "lost"}
-    with pytest.raises(WorkerLost, match=r"exit code 7"):
+    with pytest.raises(WorkerLost, match=r"worker process died"):
         lifecycle.run(config)
     run_dir = tmp_path / "lost"
     manifest = json.loads((run_dir / "manifest.json").read_text())

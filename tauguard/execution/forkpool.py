@@ -157,6 +157,8 @@ class ForkPool:
             pass
         if any(f.done() and isinstance(f.exception(), BrokenProcessPool) for f in running):
             codes = [p.exitcode for p in getattr(self._executor, "_processes", {}).values() if p.exitcode]
+            # the executor stops the surviving workers itself (SIGTERM): name the one that died
+            codes.sort(key=lambda code: code == -signal.SIGTERM)
             raise WorkerLost(f"a worker process died (exit code {codes[0]})" if codes else "a worker process died")
         return None
 
