@@ -43,7 +43,8 @@ class RunConfig(BaseModel):
     guard_llm: str | None = None
     llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
     workers: int = Field(default=2, ge=1)
-    backend: str = "loky"
+    # "auto": tauguard's fork backend where the platform forks (Linux), else joblib's loky.
+    backend: str = "auto"
     # An existing Ray or Dask cluster for --backend ray/dask (ray://host:10001, host:6379,
     # auto; tcp://host:8786); None: a local cluster of `workers` processes for the run.
     address: str | None = None
@@ -163,6 +164,15 @@ class RunConfig(BaseModel):
         if not value.strip():
             raise ValueError("must not be empty")
         return value
+
+    @field_validator("backend")
+    @classmethod
+    def _resolve_auto(cls, value: str) -> str:
+        if value != "auto":
+            return value
+        from tauguard.execution.forkpool import available
+
+        return "fork" if available() else "loky"
 
     @property
     def simulated(self) -> bool:

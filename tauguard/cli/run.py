@@ -69,7 +69,8 @@ def run(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
     backend: Optional[str] = typer.Option(
         None, "--backend",
-        help="Where units run: loky (default), threading, multiprocessing (joblib, this machine), ray or dask "
+        help="Where units run: fork (default on Linux: workers forked from the warm run process), loky (default "
+        "elsewhere), threading, multiprocessing (joblib, this machine), ray or dask "
         "(a cluster: pip install 'tauguard\\[ray]' / 'tauguard\\[dask]').",
     ),
     address: Optional[str] = typer.Option(
@@ -164,6 +165,7 @@ def run(
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.forkpool import WorkerLost
     from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
 
@@ -185,6 +187,11 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
+    except WorkerLost as exc:
+        for display in shown:
+            display.close()
+        typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
+        raise typer.Exit(1)
     except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
         for display in shown:
             display.close()

@@ -128,10 +128,14 @@ def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
 
 
 def known_backends() -> list[str]:
-    """joblib backend names registered in this process (plus lazily registered ones)."""
+    """Backend names: tauguard's ``fork`` (where the platform forks) and joblib's registered ones."""
     from joblib import parallel
 
-    return sorted(set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {})))
+    from tauguard.execution.batch import FORK
+    from tauguard.execution.forkpool import available
+
+    names = set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {}))
+    return sorted(names | ({FORK} if available() else set()))
 
 
 def check_backend(backend: str, address: str | None = None) -> None:

@@ -74,6 +74,8 @@ class RunPlan:
             + (f", rates {rates}" if rates else "") + ")"
         )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
+        if c.backend == "fork" and c.workers > 1:
+            lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
         if is_cluster(c.backend):
             lines.append(f"engine:    {describe_engine(c.backend, c.address, c.workers)}")
         lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm))}")

@@ -7,6 +7,7 @@ objects) is cached at module level, so each worker pays for it once.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 import traceback
 from functools import lru_cache
@@ -23,6 +24,7 @@ from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None
 _WARM: set[str] = set()
+_WARM_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=None)
@@ -60,13 +62,30 @@ def warm_up(domain: str) -> None:
     """
     if domain in _WARM:
         return
-    t2.orchestrator_class()
-    t2.load_tasks(domain, "base")
-    t2.tool_types(domain)
-    from tauguard.cow_env import warm
+    with _WARM_LOCK:  # simulation threads start together: one of them warms, the others wait
+        if domain in _WARM:
+            return
+        t2.orchestrator_class()
+        t2.load_tasks(domain, "base")
+        t2.tool_types(domain)
+        t2.agent_tools(domain)
+        t2.user_tools(domain)
+        from tauguard.cow_env import warm
 
-    warm(domain)
-    _WARM.add(domain)
+        warm(domain)
+        gc.collect()
+        gc.freeze()
+        _WARM.add(domain)
+
+
+def prepare(specs: list[UnitSpec]) -> None:
+    """Warm this process for ``specs`` before simulations start (their domains, tasks, and
+    for real LLMs litellm's import), so concurrent threads do not each pay for it at once."""
+    for spec in specs:
+        warm_up(spec.domain)
+        _task(spec.domain, spec.split, spec.task_id)
+    if any(s.agent_llm != SIM or s.user_llm != SIM or s.guard_llm is not None for s in specs):
+        import litellm  # noqa: F401 - its import is most of a real-LLM worker's start-up
     gc.collect()
     gc.freeze()
 
@@ -127,7 +146,7 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any
     from tauguard.agents.llm import GuardContextLLMAgent
 
     agent = GuardContextLLMAgent(
-        tools=env.get_tools(), domain_policy=env.get_policy(), llm=spec.agent_llm, llm_args=spec.llm_args.get("agent", {})
+        tools=t2.agent_tools(spec.domain), domain_policy=env.get_policy(), llm=spec.agent_llm, llm_args=spec.llm_args.get("agent", {})
     )
     return agent, None
 
@@ -142,7 +161,7 @@ def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any 
         from tauguard.sim.user import SimUser
 
         return SimUser(task, set(user_types))
-    user_tools = env.get_user_tools() if env.user_tools is not None else None
+    user_tools = t2.user_tools(spec.domain)
     instructions = str(task.user_scenario)
     if target is not None and spec.attack is not None:
         from tauguard.attacks.runtime import llm_user_instructions
