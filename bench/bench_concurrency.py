@@ -3,12 +3,16 @@
 A scripted OpenAI-compatible server (``tauguard/testing/llm_server.py``, 127.0.0.1, in its
 own process so it does not share tauguard's GIL) answers every completion after a fixed
 delay; each simulation makes 4 calls (agent: a tool call, then a reply; user: an opening,
-then the stop token). For each C, ``tauguard.run`` runs 2 x C simulations (airline, react,
-real-LLM path: tau2's LLMAgent and UserSimulator through litellm) with ``--concurrency C``
-and prints achieved vs ideal throughput, C / (calls per simulation x latency), measured from
-the moment the run folder is created (plan and imports excluded) to the last record, and
-peak RSS (this process: the simulations are its threads). Usage:
-python bench/bench_concurrency.py [--latency 1.0] [--levels 8,32,64,128] [--workers 1]
+then the stop token). For each C, ``tauguard.run`` runs waves x C simulations (airline,
+react, real-LLM path: tau2's LLMAgent and UserSimulator through litellm) with
+``--concurrency C`` over ``--workers`` processes (default 2, the default backend: forked
+from this process) and prints achieved vs ideal throughput, C / (calls per simulation x
+latency), measured from the moment the run's progress starts (plan, imports and worker
+start excluded: they are timed as ``start_s``) to the last record; the time to the first
+record; and the peak memory of the run's processes (sum of their proportional set sizes,
+so pages the forked workers share are counted once; the server's process excluded).
+Usage: python bench/bench_concurrency.py [--latency 1.0] [--levels 8,32,64,128]
+[--workers 2] [--waves 4]
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import argparse
 import json
 import multiprocessing
 import os
-import resource
+import threading
+from pathlib import Path
 import sys
 import tempfile
 import time
@@ -51,12 +56,62 @@ def _serve(latency: float, port_out: "multiprocessing.Queue[str]") -> None:
             time.sleep(3600)
 
 
+def _trials_for(sims: int, tasks: int = 50) -> int:
+    """Trials per task so that tasks x trials is exactly ``sims`` (airline has 50 tasks): a
+    run of C x m + 1 simulations would add a whole wave of latency for one simulation."""
+    for trials in range(1, sims + 1):
+        if sims % trials == 0 and sims // trials <= tasks:
+            return trials
+    raise ValueError(f"cannot split {sims} simulations over {tasks} tasks")
+
+
+def _pss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+def _tree(root: int, exclude: int) -> list[int]:
+    # The run's process and its descendants (the forked workers), not the LLM server.
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        if pid != exclude:
+            out.append(pid)
+            todo.extend(children.get(pid, []))
+    return out
+
+
+class _PeakMemory(threading.Thread):
+    def __init__(self, exclude: int) -> None:
+        super().__init__(daemon=True)
+        self.exclude, self.peak, self.running = exclude, 0.0, True
+
+    def run(self) -> None:
+        while self.running:
+            self.peak = max(self.peak, _pss_mb(_tree(os.getpid(), self.exclude)))
+            time.sleep(0.25)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--levels", default="8,32,64,128")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--sims-per-level", type=float, default=2.0, help="simulations = this x C")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--waves", type=int, default=4, help="simulations = waves x C")
     args = parser.parse_args()
     ports: multiprocessing.Queue[str] = multiprocessing.Queue()
     server = multiprocessing.Process(target=_serve, args=(args.latency, ports), daemon=True)
@@ -67,37 +122,36 @@ def main() -> None:
     results = []
     try:
         for level in [int(x) for x in args.levels.split(",")]:
-            sims = int(args.sims_per_level * level)
-            trials = max(1, -(-sims // 50))
+            sims = args.waves * level
+            trials = _trials_for(sims)
             with tempfile.TemporaryDirectory() as out:
-                stamps: list[float] = []
                 config = {
                     "strategy": "react", "domains": ["airline"], "trials": trials, "agent_llm": "openai/loop-agent",
                     "user_llm": "openai/loop-user", "workers": args.workers, "concurrency": level, "out": out,
-                    "name": f"c{level}", "num_tasks": -(-sims // trials),
+                    "name": f"c{level}", "num_tasks": sims // trials,
                     "llm_args": {"agent": {"api_base": api_base}, "user": {"api_base": api_base}},
                 }
+                memory = _PeakMemory(server.pid or -1)
+                memory.start()
+                stamps: list[float] = []
                 begun: list[float] = []
+                t0 = time.perf_counter()
                 run_plan = lifecycle.plan(config)
-                cpu = time.process_time()
                 result = lifecycle.execute(
                     run_plan, on_start=lambda done: begun.append(time.perf_counter()),
                     on_record=lambda rec, prog: stamps.append(time.perf_counter()),
                 )
-                wall = time.perf_counter() - begun[0]
-                cpu = time.process_time() - cpu
-                n = result.progress.done
-                errors = result.progress.errors
-            # From the run folder being ours (tau2 loaded, plan done) to the last record.
+                memory.running = False
+                memory.join()
+                n, errors = result.progress.done, result.progress.errors
+            wall = stamps[-1] - begun[0]
             achieved = n / wall
             ideal = level / (CALLS_PER_SIM * args.latency)
-            rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             row = {
-                "C": level, "sims": n, "errors": errors, "wall_s": round(wall, 1),
-                "sims_per_s": round(achieved, 2), "ideal": round(ideal, 2),
-                "achieved_over_ideal": round(achieved / ideal, 3),
-                "cpu_s_parent": round(cpu, 1), "peak_rss_mb": round(rss_mb), "peak_rss_children_mb": round(rss_children),
+                "C": level, "workers": args.workers, "sims": n, "errors": errors,
+                "start_s": round(begun[0] - t0, 2), "first_record_s": round(stamps[0] - begun[0], 2),
+                "wall_s": round(wall, 1), "sims_per_s": round(achieved, 2), "ideal": round(ideal, 2),
+                "achieved_over_ideal": round(achieved / ideal, 3), "peak_pss_mb": round(max(memory.peak, 0)),
             }
             results.append(row)
             print(json.dumps(row), flush=True)

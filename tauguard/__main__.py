@@ -1,3 +1,5 @@
 from tauguard.cli.main import main
 
-main()
+# Guarded: Dask's local workers are spawned processes that import the main module again.
+if __name__ == "__main__":
+    main()

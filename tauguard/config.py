@@ -43,7 +43,11 @@ class RunConfig(BaseModel):
     guard_llm: str | None = None
     llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
     workers: int = Field(default=2, ge=1)
-    backend: str = "loky"
+    # "auto": tauguard's fork backend where the platform forks (Linux), else joblib's loky.
+    backend: str = "auto"
+    # An existing Ray or Dask cluster for --backend ray/dask (ray://host:10001, host:6379,
+    # auto; tcp://host:8786); None: a local cluster of `workers` processes for the run.
+    address: str | None = None
     # Simulations in flight (threads when a real LLM is in play); None: per mode, see
     # tauguard.execution.concurrency.default_concurrency.
     concurrency: int | None = Field(default=None, ge=1)
@@ -52,6 +56,8 @@ class RunConfig(BaseModel):
     # recorded as an infrastructure error (see tauguard.execution.provider).
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
     max_retries: int = Field(default=5, ge=0)
+    # A directory of stored completions (tauguard.execution.response_cache); None: no cache.
+    cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
     max_cost: float | None = Field(default=None, gt=0)
     seed: int = 300
@@ -114,6 +120,18 @@ class RunConfig(BaseModel):
                 )
         return value
 
+    @field_validator("address")
+    @classmethod
+    def _plain_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip() or any(c.isspace() for c in value):
+            raise ValueError("a cluster address is one word, e.g. ray://host:10001, host:6379, auto or tcp://host:8786")
+        if "@" in value.split("://", 1)[-1]:
+            # Run files record the address; credentials come from the environment only.
+            raise ValueError("a cluster address must not contain credentials (user:password@)")
+        return value
+
     @field_validator("name")
     @classmethod
     def _one_path_segment(cls, value: str | None) -> str | None:
@@ -127,12 +145,34 @@ class RunConfig(BaseModel):
             )
         return value
 
+    @field_validator("cache")
+    @classmethod
+    def _cache_dir(cls, value: str | None) -> str | None:
+        # Absolute, so a resumed run (from any directory) and every worker find the same cache.
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("must not be empty")
+        path = Path(value).expanduser().absolute()
+        if path.exists() and not path.is_dir():
+            raise ValueError("must be a directory (it is a file)")
+        return str(path)
+
     @field_validator("strategy", "split", "out", "backend", "agent_llm", "user_llm", "faults")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be empty")
         return value
+
+    @field_validator("backend")
+    @classmethod
+    def _resolve_auto(cls, value: str) -> str:
+        if value != "auto":
+            return value
+        from tauguard.execution.forkpool import available
+
+        return "fork" if available() else "loky"
 
     @property
     def simulated(self) -> bool:
@@ -182,7 +222,7 @@ def _first_error(exc: ValidationError) -> str:
         allowed = ", ".join(RunConfig.model_fields)
         return f"unknown config key '{loc}'; allowed: {allowed}"
     shown = err.get("input")
-    if isinstance(shown, (dict, list)) or loc.startswith("llm_args"):
+    if isinstance(shown, (dict, list)) or loc.startswith("llm_args") or loc == "address":
         return f"invalid value for '{loc}': {msg}"  # never echo arguments (they may hold a key)
     if isinstance(shown, str) and len(shown) > 60:
         shown = shown[:57] + "..."

@@ -44,12 +44,15 @@ def is_success(reward: float | None) -> bool:
 
 
 class RoleUsage(BaseModel):
-    """Cost and tokens of one role (agent, user or guard) in one trial."""
+    """Cost and tokens of one role (agent, user, guard, attacker) in one trial."""
 
-    cost: float | None = 0.0  # None when the provider reported no cost
+    cost: float | None = 0.0  # None when the provider reported no cost; cache hits cost 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    cache_hits: int = 0  # calls answered from --cache (included in calls)
+    retries: int = 0  # failed attempts retried (provider discipline)
+    waited_s: float = 0.0  # seconds spent in the rate limiter and backing off
 
 
 class InjectedFault(BaseModel):
@@ -95,7 +98,7 @@ class TrialRecord(BaseModel):
     attack: AttackInfo | None = None
     guard_events: list[GuardEvent] = Field(default_factory=list)
     faults: list[InjectedFault] = Field(default_factory=list)
-    usage: dict[str, RoleUsage] = Field(default_factory=dict)  # agent / user / guard
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)  # agent / user / guard / attacker
     duration_s: float = 0.0
     error: str | None = None  # infrastructure error; such trials are excluded from metrics
     simulation: dict[str, Any] | None = None  # tau2 SimulationRun, JSON-dumped

@@ -9,6 +9,7 @@ litellm (the orchestrator, LLMAgent, UserSimulator: ~5 s) are functions, not mod
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from functools import lru_cache
 from typing import Any, Callable
@@ -112,6 +113,47 @@ def tool_types(domain: str) -> tuple[dict[str, str], dict[str, str]]:
     if env.user_tools is not None:
         user = {t.name: _type_name(env.user_tools.tool_type(t.name)) for t in env.get_user_tools()}
     return agent, user
+
+
+class ToolSchema:
+    """A tool as an LLM agent or user sees it: its name and OpenAI schema, computed once.
+
+    τ²'s LLM roles use their tools only for these two (calls go through the environment),
+    while building the ``Tool`` objects costs ~15 ms of pydantic model creation per
+    simulation and their ``openai_schema`` property re-derives the JSON schema on every
+    completion.
+    """
+
+    __slots__ = ("name", "_schema")
+
+    def __init__(self, tool: Any) -> None:
+        self.name: str = tool.name
+        self._schema = json.dumps(tool.openai_schema)
+
+    @property
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool's OpenAI function schema (a fresh dict: callers may change theirs)."""
+        schema: dict[str, Any] = json.loads(self._schema)
+        return schema
+
+
+@lru_cache(maxsize=None)
+def _tool_lists(domain: str) -> tuple[tuple[ToolSchema, ...], tuple[ToolSchema, ...] | None]:
+    env = make_environment(domain)
+    agent = tuple(ToolSchema(t) for t in env.get_tools())
+    user = tuple(ToolSchema(t) for t in env.get_user_tools()) if env.user_tools is not None else None
+    return agent, user
+
+
+def agent_tools(domain: str) -> list[Any]:
+    """The agent's tools of ``domain`` for an LLM agent (:class:`ToolSchema`), built once per process."""
+    return list(_tool_lists(domain)[0])
+
+
+def user_tools(domain: str) -> list[Any] | None:
+    """The user simulator's tools of ``domain`` (telecom), shared like :func:`agent_tools`."""
+    user = _tool_lists(domain)[1]
+    return None if user is None else list(user)
 
 
 def _type_name(tool_type: Any) -> str:

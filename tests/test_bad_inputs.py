@@ -56,6 +56,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("run-out-under-file", ["run", "--out", "{t}/afile/sub"], "is a file, not a folder"),
     ("run-name-exists", ["run", "--out", "{t}", "--name", "good"], "already exists; pick another --name"),
     ("run-option-syntax", ["run", "--strategy-option", "novalue"], "--strategy-option expects KEY=VALUE"),
+    ("run-address-no-cluster", ["run", "--address", "tcp://head:8786"], "--address names a Ray or Dask cluster"),
+    ("run-address-credentials", ["run", "--backend", "dask", "--address", "tcp://me:pw@head:8786"], "must not contain credentials"),
     ("run-backend", ["run", "--backend", "spark"], "unknown --backend 'spark'; allowed:"),
     ("run-faults-unknown", ["run", "--faults", "nosuch"], "unknown fault profile 'nosuch'"),
     ("run-faults-missing", ["run", "--faults", "{t}/missing.toml"], "fault profile file not found"),

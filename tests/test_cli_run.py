@@ -73,7 +73,7 @@ def test_resume_of_a_complete_run_reruns_nothing(sim_run: Path):
     assert (sim_run / "simulations.jsonl").read_bytes() == before
 
 
-def test_show_help_and_the_package_do_not_import_tau2_or_litellm(sim_run: Path):
+def test_show_help_and_the_package_do_not_import_tau2_litellm_ray_or_dask(sim_run: Path):
     code = (
         "import sys\n"
         "import tauguard\n"
@@ -84,7 +84,7 @@ def test_show_help_and_the_package_do_not_import_tau2_or_litellm(sim_run: Path):
         "        app(args, standalone_mode=False)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "bad = [m for m in ('tau2', 'litellm') if m in sys.modules]\n"
+        "bad = [m for m in ('tau2', 'litellm', 'ray', 'dask', 'distributed') if m in sys.modules]\n"
         "print('IMPORTED', bad)\n"
     ) % sim_run
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

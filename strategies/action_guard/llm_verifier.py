@@ -4,14 +4,13 @@ The model receives the domain policy, the whole agent-visible conversation, the 
 call and its checklist, and answers with a JSON verdict (pass / block, the unmet items
 with evidence, a remediation for the agent). Anything else -- malformed output, a
 refusal, a timeout, a transport error -- is reported as a verifier failure, which the
-session maps through the configured failure policy. litellm is imported only here, only
-when a call is made.
+session maps through the configured failure policy. The call goes through
+:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -143,17 +142,6 @@ def outcomes_from_verdict(checklist: Checklist, verdict: LLMVerdict) -> list[Ite
     return outcomes
 
 
-def _usage(litellm: Any, response: Any) -> GuardUsage:
-    usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    try:
-        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-    except Exception:  # noqa: BLE001 -- unknown model names (local servers) have no price
-        cost = 0.0
-    return GuardUsage(llm_calls=1, prompt_tokens=prompt, completion_tokens=completion, cost=cost)
-
-
 def _describe_error(exc: Exception) -> str:
     kind = "timeout" if "timeout" in type(exc).__name__.lower() else "error"
     return f"{kind}: {type(exc).__name__}: {str(exc)[:300]}"
@@ -168,18 +156,16 @@ def verify_llm(
     conversation: Conversation,
 ) -> VerifierResult:
     """Ask the verifier model about ``call``; never raises for model-side problems."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
-    import litellm
+    from tauguard.llm_call import complete, usage_of
 
-    litellm.suppress_debug_info = True  # no provider banners on stderr for handled failures
     args = dict(llm_args)
     args.setdefault("timeout", DEFAULT_TIMEOUT_S)
     messages = build_messages(policy, checklist, call, conversation)
     try:
-        response = litellm.completion(model=model, messages=messages, **args)
+        response = complete("guard", model, messages, **args)
     except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
         return VerifierResult(backend="llm", failure=_describe_error(exc), usage=GuardUsage(llm_calls=1))
-    usage = _usage(litellm, response)
+    usage = usage_of(response)
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError):

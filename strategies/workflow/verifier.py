@@ -6,18 +6,18 @@ message), and only the conversation and the latest request state in the user mes
 providers can cache the prefix (PolicyGuide, shared/papers/workflow-guide_policyguide.md,
 Appendix: "The verifier prompt places the policy, workflow graph, tool specifications,
 judging rules, and output contract in a byte-stable prefix"). A transport error or an
-unparseable answer is returned as a failure, never raised. litellm is imported only here.
+unparseable answer is returned as a failure, never raised. The call goes through
+:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard_strategies.action_guard.llm_verifier import _describe_error, _usage, render_conversation
+from tauguard_strategies.action_guard.llm_verifier import _describe_error, render_conversation
 from tauguard_strategies.workflow.graph import FlatGraph
 from tauguard.conversation import Conversation
 from tauguard.guard import GuardUsage
@@ -96,17 +96,15 @@ def parse(content: str | None) -> Judgement:
 
 def judge(model: str, llm_args: dict[str, Any], messages: list[dict[str, str]]) -> VerifierOutcome:
     """One verifier call; never raises for model-side problems."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    from tauguard.llm_call import complete, usage_of
 
-    litellm.suppress_debug_info = True
     args = dict(llm_args)
     args.setdefault("timeout", DEFAULT_TIMEOUT_S)
     try:
-        response = litellm.completion(model=model, messages=messages, **args)
+        response = complete("guard", model, messages, **args)
     except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
         return VerifierOutcome(failure=_describe_error(exc), usage=GuardUsage(llm_calls=1))
-    usage = _usage(litellm, response)
+    usage = usage_of(response)
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError):

@@ -6,13 +6,12 @@ endpoint (vLLM), as the paper's Qwen2.5 classifiers are (§2, "Decision models")
 sees the same structured state the offline classifier sees, with the retrieved clauses and
 their ids, and answers ``{"decision": "allow" | "verify" | "refuse", "clause_id": ...,
 "missing": [...], "reason": ...}``. Anything else (malformed JSON, an unknown decision, a
-refusal, a timeout, an HTTP error) is a failure the gate turns into a held call. litellm is
-imported only when a call is made.
+refusal, a timeout, an HTTP error) is a failure the gate turns into a held call. The call goes
+through :func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -75,34 +74,18 @@ def parse_answer(text: str | None) -> LLMAnswer:
     return parse_json_answer(text, LLMAnswer, "answer")
 
 
-def _usage(litellm: Any, response: Any) -> GuardUsage:
-    usage = getattr(response, "usage", None)
-    try:
-        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-    except Exception:  # noqa: BLE001 -- local model names have no price
-        cost = 0.0
-    return GuardUsage(
-        llm_calls=1,
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=cost,
-    )
-
-
 def classify_llm(model: str, llm_args: dict[str, Any], state: DecisionState, clauses: list[tuple[str, str]]) -> LLMResult:
     """Ask the model; never raises for model-side problems (they are ``failure``)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
-    import litellm
+    from tauguard.llm_call import complete, usage_of
 
-    litellm.suppress_debug_info = True
     args = dict(llm_args)
     args.setdefault("timeout", DEFAULT_TIMEOUT_S)
     try:
-        response = litellm.completion(model=model, messages=build_messages(state, clauses), **args)
+        response = complete("guard", model, build_messages(state, clauses), **args)
     except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
         kind = "timeout" if "timeout" in type(exc).__name__.lower() else "error"
         return LLMResult(failure=f"{kind}: {type(exc).__name__}: {str(exc)[:200]}", usage=GuardUsage(llm_calls=1))
-    usage = _usage(litellm, response)
+    usage = usage_of(response)
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError):

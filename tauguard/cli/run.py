@@ -36,64 +36,16 @@ def _split_list(value: str | None) -> list[str] | None:
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
-class _Display:
-    """A rich progress bar on a terminal; plain lines in CI logs."""
-
-    def __init__(self, total: int, already: int, plain: bool) -> None:
-        self.plain = plain
-        self.total = total
-        self._progress: Any = None
-        if not plain:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self._progress = RichProgress(
-                TextColumn("[bold]simulations"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False,
-            )
-            self._task = self._progress.add_task("run", total=total, completed=already, stats="")
-            self._progress.start()
-        elif already:
-            typer.echo(f"{already}/{total} simulations already done", err=True)
-
-    def update(self, record: "TrialRecord", progress: "Progress") -> None:
-        rate = progress.pass_rate
-        stats = f"pass {rate:.2f}" if rate is not None else "pass -"
-        if progress.errors:
-            stats += f", {progress.errors} infra errors"
-        if self._progress is not None:
-            self._progress.update(self._task, completed=progress.done, stats=stats)
-            return
-        # Plain mode is for logs: about 50 lines per run, plus every failure and error.
-        every = max(1, progress.total // 50)
-        if record.success and progress.done % every and progress.done != progress.total:
-            return
-        import time
-
-        elapsed = time.perf_counter() - progress.started
-        remaining = progress.total - progress.done
-        per = elapsed / max(progress.scored + progress.errors, 1)
-        status = "ERROR" if record.error else ("pass" if record.success else "fail")
-        typer.echo(
-            f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "
-            f"| {stats} | eta {per * remaining:.0f}s",
-            err=True,
-        )
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-
 _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "--strategy-option"}
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "concurrency", "max_cost")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--concurrency/--max-cost may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost may change)")
 
 
 def run(
@@ -115,7 +67,17 @@ def run(
     attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation (default) or a named set (craft-airline)."),
     attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="joblib backend (loky, multiprocessing, threading, ...)."),
+    backend: Optional[str] = typer.Option(
+        None, "--backend",
+        help="Where units run: fork (default on Linux: workers forked from the warm run process), loky (default "
+        "elsewhere), threading, multiprocessing (joblib, this machine), ray or dask "
+        "(a cluster: pip install 'tauguard\\[ray]' / 'tauguard\\[dask]').",
+    ),
+    address: Optional[str] = typer.Option(
+        None, "--address",
+        help="The existing cluster for --backend ray (ray://HOST:10001, HOST:6379, auto) or dask (tcp://HOST:8786); "
+        "default: a local cluster of --workers processes, shut down after the run.",
+    ),
     concurrency: Optional[int] = typer.Option(
         None, "--concurrency", "-c",
         help="Simulations in flight (threads when a real LLM is in play; default 8 per worker, sim: one per worker).",
@@ -125,6 +87,9 @@ def run(
     ),
     max_cost: Optional[float] = typer.Option(
         None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it."
+    ),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="Directory of stored completions: a repeated request is answered from it at $0 (deterministic re-runs)."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
@@ -169,9 +134,11 @@ def run(
         "attack_llm": attack_llm,
         "workers": workers,
         "backend": backend,
+        "address": address,
         "concurrency": concurrency,
         "rate_limits": limits or None,
         "max_cost": max_cost,
+        "cache": cache,
         "seed": seed,
         "max_steps": max_steps,
         "name": name,
@@ -184,7 +151,7 @@ def run(
         if resume is not None:
             _refuse_with_resume(resume, overrides, config)
             run_plan = lifecycle.plan_resume(
-                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address
             )
         else:
             run_plan = lifecycle.plan(resolve_config(config, overrides))
@@ -198,13 +165,20 @@ def run(
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.forkpool import WorkerLost
+    from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
 
     run_dir = run_plan.run_dir
-    shown: list[_Display] = []
+    from tauguard.cli.progress import RunDisplay
+
+    shown: list[RunDisplay] = []
 
     def start(done: int) -> None:  # once the folder is ours: no progress output before an error
-        shown.append(_Display(run_plan.total_units, done, plain))
+        engine = [line for line in run_plan.describe() if line.startswith("engine:")]
+        if engine:  # starting or reaching a cluster takes a while: say where the units go
+            typer.echo(engine[0], err=True)
+        shown.append(RunDisplay(run_plan.total_units, done, plain))
 
     def update(record: "TrialRecord", progress: "Progress") -> None:
         shown[0].update(record, progress)
@@ -213,6 +187,15 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
+    except WorkerLost as exc:
+        for display in shown:
+            display.close()
+        typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
+        raise typer.Exit(1)
+    except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
+        for display in shown:
+            display.close()
+        fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
     except KeyboardInterrupt:
         for display in shown:
             display.close()

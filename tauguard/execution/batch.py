@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
+from tauguard.execution.forkpool import WorkerLost
 from tauguard.execution.plan import UnitSpec
 from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
 from tauguard.attacks.runtime import attack_spec
+
+FORK = "fork"  # tauguard's own backend: workers forked from the warm run process
 
 
 def now_iso() -> str:
@@ -47,7 +50,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         attack=attack_spec(config),
                         verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
                         rate_share=1 if config.backend == "threading" else config.workers,
-                        max_retries=config.max_retries,
+                        max_retries=config.max_retries, cache=config.cache,
                     )
                 )
     return out
@@ -81,7 +84,7 @@ class Progress:
 
 def execute(
     pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False,
-    may_start: Callable[[], bool] | None = None,
+    may_start: Callable[[], bool] | None = None, address: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run units in parallel, yielding records as they finish.
 
@@ -89,6 +92,7 @@ def execute(
     in this process (``workers`` 1) or in ``workers`` processes (see ``concurrency``).
     Otherwise (sim mode, CPU bound) units are grouped by task over joblib processes: one
     job runs a task's pending trials, so the worker's per-task caches serve every trial.
+    ``ray``/``dask`` run the same jobs on a cluster (at ``address``, or a local one).
     """
     from joblib import Parallel, delayed
 
@@ -97,6 +101,13 @@ def execute(
 
     if not pending:
         return iter(())
+    if backend == FORK and workers > 1:
+        return _forked(pending, workers, concurrency, threaded, may_start)
+
+    from tauguard.execution.engines import is_cluster, run_on_cluster
+
+    if is_cluster(backend):
+        return run_on_cluster(backend, pending, workers, address, threaded, concurrency, may_start)
     if threaded:
         inflight = concurrency or cc.default_concurrency(workers, True)
         if workers == 1 or backend == "threading" or inflight <= 1:
@@ -117,6 +128,58 @@ def execute(
             batches = parallel(delayed(run_units)(job) for job in jobs)
         return (rec for batch in batches for rec in batch)
     return _chunked(jobs, workers, backend)
+
+
+class _Stream:
+    """Records from a fork pool; closing it stops the workers (at once if not exhausted)."""
+
+    def __init__(self, pool: Any, records: Iterator[dict[str, Any]]) -> None:
+        self._pool, self._records, self._finished = pool, records, False
+
+    def __iter__(self) -> "_Stream":
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            return next(self._records)
+        except StopIteration:
+            self._finished = True
+            raise
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self._pool.close(cancel=not self._finished)
+
+
+def _forked(
+    pending: list[UnitSpec], workers: int, concurrency: int | None, threaded: bool,
+    may_start: Callable[[], bool] | None,
+) -> Iterator[dict[str, Any]]:
+    # Warm this process, then fork: workers share the warm state (see forkpool).
+    from tauguard.execution import concurrency as cc
+    from tauguard.execution.forkpool import ForkPool, deal
+    from tauguard.execution.simulate import prepare
+
+    prepare(pending)
+    if threaded:
+        inflight = concurrency or cc.default_concurrency(workers, True)
+        shares = deal(pending, min(workers, inflight))
+        pool = ForkPool(len(shares))
+        threads = max(1, inflight // len(shares))
+        return _Stream(pool, pool.run(shares, threads, may_start))
+    pool = ForkPool(workers)
+    return _Stream(pool, pool.run(sim_jobs(pending, workers), 1, may_start))
+
+
+def sim_jobs(pending: list[UnitSpec], workers: int) -> list[list[UnitSpec]]:
+    """Sim-mode jobs: a task's trials together (one worker's per-task caches serve them all),
+    split into smaller jobs, down to single (task, trial) units, when there are too few tasks
+    to keep every worker busy (e.g. one task with many trials)."""
+    groups: dict[tuple[str, str], list[UnitSpec]] = {}
+    for unit in pending:
+        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
+    size = max(1, -(-len(pending) // (4 * workers)))
+    return [units[i : i + size] for units in groups.values() for i in range(0, len(units), size)]
 
 
 def _worker_setup(backend: str) -> Any:
@@ -202,8 +265,6 @@ def run_batch(
         done = completed_keys(run_dir)
         pending = [u for u in all_units if u.key not in done]
         progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
-        if on_start is not None:
-            on_start(progress.done)
         manifest.status = "running"
         manifest.stop_reason = None
         budget = Budget(config.max_cost, recorded_cost(run_dir))
@@ -217,11 +278,15 @@ def run_batch(
                 from tauguard.execution.concurrency import threaded
 
                 is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
-                stream = execute(
-                    pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start
-                )
-                if not budget.may_start():
-                    stream = iter(())
+                # Workers are started (forked) before the caller's progress display starts
+                # its thread (see forkpool).
+                if budget.may_start():
+                    stream = execute(
+                        pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start,
+                        config.address,
+                    )
+                if on_start is not None:
+                    on_start(progress.done)
                 for raw in stream:
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
@@ -236,10 +301,17 @@ def run_batch(
                 if budget.reached and progress.done < progress.total:
                     manifest.status = "interrupted"
                     manifest.stop_reason = budget.reason()
+                elif progress.done < progress.total:  # jobs lost with their worker (cluster engines)
+                    manifest.status = "interrupted"
+                    manifest.stop_reason = f"{progress.total - progress.done} units not recorded (lost with their worker); resume to run them"
                 else:
                     manifest.status = "completed"
         except KeyboardInterrupt:
             manifest.status = "interrupted"
+            raise
+        except WorkerLost as exc:
+            manifest.status = "interrupted"
+            manifest.stop_reason = str(exc)
             raise
         except BaseException:
             manifest.status = "failed"

@@ -128,17 +128,30 @@ def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
 
 
 def known_backends() -> list[str]:
-    """joblib backend names registered in this process (plus lazily registered ones)."""
+    """Backend names: tauguard's ``fork`` (where the platform forks) and joblib's registered ones."""
     from joblib import parallel
 
-    return sorted(set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {})))
+    from tauguard.execution.batch import FORK
+    from tauguard.execution.forkpool import available
+
+    names = set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {}))
+    return sorted(names | ({FORK} if available() else set()))
 
 
-def check_backend(backend: str) -> None:
-    """The joblib backend exists."""
-    allowed = known_backends()
+def check_backend(backend: str, address: str | None = None) -> None:
+    """The backend exists (a joblib backend, or a cluster engine whose extra is installed);
+    ``--address`` goes with a cluster engine only."""
+    from tauguard.execution.engines import CLUSTER_BACKENDS, is_cluster, missing_extra
+
+    allowed = sorted(set(known_backends()) | set(CLUSTER_BACKENDS))
     if backend not in allowed:
         raise PlanError(f"unknown --backend '{backend}'; allowed: {', '.join(allowed)}")
+    if is_cluster(backend):
+        extra = missing_extra(backend)
+        if extra is not None:
+            raise PlanError(f"--backend {backend} needs the {extra} extra: pip install 'tauguard[{extra}]'")
+    elif address is not None:
+        raise PlanError(f"--address names a Ray or Dask cluster; use it with --backend ray or dask, not '{backend}'")
 
 
 def check_workers(workers: int | None) -> None:

@@ -12,6 +12,7 @@ Imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -45,6 +46,17 @@ def describe(workers: int, concurrency: int | None, is_threaded: bool) -> str:
     return f"{c} simulations in flight: threads in {procs} process(es) (real LLM: I/O bound)"
 
 
+def _thread_event_loop(loops: list[Any]) -> None:
+    # litellm dispatches a monitoring hook after every completion on the calling thread's
+    # event loop, and builds and tears down a new loop (asyncio.run) when the thread has
+    # none: giving each simulation thread one idle loop saves that per call.
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loops.append(loop)
+
+
 def run_threads(
     pending: list[UnitSpec], concurrency: int, may_start: Callable[[], bool] | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -54,11 +66,16 @@ def run_threads(
     iteration early (Ctrl-C, SIGTERM) starts nothing new; once ``may_start()`` is False
     (a budget reached) no new unit starts and the ones in flight finish.
     """
-    from tauguard.execution.simulate import run_unit
+    from tauguard.execution.simulate import prepare, run_unit
 
+    prepare(pending)
     allowed = may_start or (lambda: True)
     todo = (spec for spec in pending if allowed())
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="tauguard-sim") as pool:
+    loops: list[Any] = []
+    pool = ThreadPoolExecutor(
+        max_workers=concurrency, thread_name_prefix="tauguard-sim", initializer=_thread_event_loop, initargs=(loops,)
+    )
+    with _closing_loops(loops), pool:
         running: set[Future[dict[str, Any]]] = set()
         try:
             for spec in todo:
@@ -77,6 +94,15 @@ def run_threads(
         finally:
             for future in running:
                 future.cancel()
+
+
+@contextlib.contextmanager
+def _closing_loops(loops: list[Any]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.close()
 
 
 def _worker_chunk(chunk: list[UnitSpec], threads: int, out: Any) -> int:

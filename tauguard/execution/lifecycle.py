@@ -16,6 +16,8 @@ from tauguard.config import ConfigError, RunConfig, resolve_config
 from tauguard.execution.batch import Progress, run_batch
 from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
+from tauguard.execution.engines import describe as describe_engine
+from tauguard.execution.engines import is_cluster
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
@@ -72,12 +74,18 @@ class RunPlan:
             + (f", rates {rates}" if rates else "") + ")"
         )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
+        if c.backend == "fork" and c.workers > 1:
+            lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
+        if is_cluster(c.backend):
+            lines.append(f"engine:    {describe_engine(c.backend, c.address, c.workers)}")
         lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm))}")
         if c.rate_limits:
             shown = ", ".join(f"{m} {v[0]:g} rpm" + (f" {v[1]:g} tpm" if len(v) > 1 else "") for m, v in c.rate_limits.items())
             lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
         if c.max_cost is not None:
             lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
+        if c.cache:
+            lines.append(f"cache:     {c.cache} (a stored request is answered at $0)")
         return lines
 
 
@@ -109,7 +117,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     """
     config = _as_config(config)
     check_out_dir(Path(config.out))
-    check_backend(config.backend)
+    check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
     profile = load_fault_profile(config.faults)
     tasks = resolve_tasks(config)
@@ -124,7 +132,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
 
 def _stored_config(
     run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None,
-    max_cost: float | None = None,
+    max_cost: float | None = None, address: str | None = None,
 ) -> RunConfig:
     # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
     # provider (keys are read from the environment again).
@@ -133,6 +141,10 @@ def _stored_config(
         raw["workers"] = workers
     if backend is not None:
         raw["backend"] = backend
+        if not is_cluster(backend):
+            raw.pop("address", None)  # the stored cluster is not this backend's
+    if address is not None:
+        raw["address"] = address
     if concurrency is not None:
         raw["concurrency"] = concurrency
     if max_cost is not None:
@@ -145,9 +157,10 @@ def _stored_config(
 
 def plan_resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None,
-    max_cost: float | None = None,
+    max_cost: float | None = None, address: str | None = None,
 ) -> RunPlan:
-    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``concurrency``/``max_cost`` may change)."""
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``address``/``concurrency``/``max_cost``
+    may change)."""
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
@@ -158,8 +171,8 @@ def plan_resume(
         raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
     if max_cost is not None and max_cost <= 0:
         raise PlanError(f"--max-cost must be positive, got {max_cost}")
-    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost)
-    check_backend(config.backend)
+    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address)
+    check_backend(config.backend, config.address)
     check_strategy(config, manifest.task_ids)
     check_models(config)
     return RunPlan(
@@ -199,11 +212,11 @@ def run(config: RunConfig | Mapping[str, Any], *, on_record: OnRecord | None = N
 
 def resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None,
-    concurrency: int | None = None, max_cost: float | None = None, on_record: OnRecord | None = None,
-    verbose: bool = False,
+    concurrency: int | None = None, max_cost: float | None = None, address: str | None = None,
+    on_record: OnRecord | None = None, verbose: bool = False,
 ) -> RunResult:
     """Finish an interrupted or killed run with its own stored config."""
     return execute(
-        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost),
+        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address),
         on_record=on_record, verbose=verbose,
     )

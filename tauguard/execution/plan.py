@@ -38,6 +38,7 @@ class UnitSpec(BaseModel):
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
     rate_share: int = 1
     max_retries: int = 5
+    cache: str | None = None  # --cache: directory of stored completions
 
     @property
     def key(self) -> tuple[str, str, int]:

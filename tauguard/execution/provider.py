@@ -1,9 +1,10 @@
-"""Provider discipline for real-LLM runs: shared rate limits and retries with backoff.
+"""Provider discipline for real-LLM runs: shared rate limits, retries with backoff, the cache.
 
 Every completion tau2's LLMAgent and UserSimulator make goes through
 ``tau2.utils.llm_utils.completion``; :func:`install` replaces it (once per process) with a
-wrapper that
+wrapper (tauguard's own calls come through :func:`tauguard.llm_call.complete`) that
 
+- answers from the ``--cache`` when it holds the same request (:mod:`.response_cache`);
 - waits for the model's rate limits (requests and tokens per minute), shared by every
   simulation of the process (a run with W worker processes gives each 1/W of the limit);
 - retries 429, 5xx, timeouts and connection errors with exponential backoff and jitter,
@@ -11,12 +12,13 @@ wrapper that
   :class:`ProviderUnavailable`, which the unit records as an infrastructure error (never a
   task failure), so ``--resume`` runs it again.
 
-litellm's own retries are switched off on these calls (``num_retries=0``) so backoff
+litellm's and the OpenAI client's own retries are switched off (``num_retries=0``, ``max_retries=0``) so backoff
 happens in one place. Imports litellm only when installed.
 """
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import json
 import random
@@ -24,6 +26,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from tauguard.execution.response_cache import ResponseCache, request_key
+from tauguard.llm_call import book
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
@@ -141,11 +146,12 @@ def retry_after_s(exc: BaseException) -> float | None:
 
 @dataclass
 class ProviderState:
-    """Per-process limits, retry policy and the time spent waiting (for progress displays)."""
+    """Per-process limits, retry policy, response cache, and the time spent waiting."""
 
     limits: dict[str, RateLimit] = field(default_factory=dict)
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     buckets: dict[str, tuple[TokenBucket, TokenBucket | None]] = field(default_factory=dict)
+    cache: ResponseCache | None = None
     waited_s: float = 0.0
     retries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -159,55 +165,117 @@ class ProviderState:
                 self.buckets[model] = (TokenBucket(limit.rpm), TokenBucket(limit.tpm) if limit.tpm else None)
             return self.buckets[model]
 
-    def _wait(self, seconds: float) -> None:
+    def _wait(self, seconds: float, role: str) -> None:
         if seconds > 0:
             with self._lock:
                 self.waited_s += seconds
+            book(role, waited_s=seconds)
             time.sleep(seconds)
 
-    def call(self, completion: Callable[..., Any], **kwargs: Any) -> Any:
-        """One completion under the model's limits, retried as the policy says."""
+    def call(self, completion: Callable[..., Any], role: str = "llm", **kwargs: Any) -> Any:
+        """One completion under the model's limits, retried as the policy says, answered
+        from the cache when it holds the request (marked ``_hidden_params["cache_hit"]``).
+
+        A ``num_retries`` (or ``max_retries``) in the call's arguments sets its number of
+        retries (default: the policy's); with none, a failure is raised as it came.
+        """
         model = str(kwargs.get("model"))
+        cache = self.cache if kwargs.get("caching") is not False else None
+        key = request_key(kwargs) if self.cache is not None else None
+        if cache is not None and key is not None:
+            stored = cache.get(key)
+            if stored is not None:
+                book(role, cache_hits=1)
+                return _from_cache(stored)
+        asked = kwargs.get("num_retries", kwargs.get("max_retries"))
+        max_retries = self.policy.max_retries if asked is None else max(0, int(asked))
         buckets = self._buckets(model)
         estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4  # ~4 characters a token
-        kwargs["num_retries"] = 0
-        for attempt in range(self.policy.max_retries + 1):
+        kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
+        kwargs["max_retries"] = 0
+        for attempt in range(max_retries + 1):
             if buckets is not None:
                 wait = buckets[0].reserve(1)
                 if buckets[1] is not None:
                     wait = max(wait, buckets[1].reserve(estimate))
-                self._wait(wait)
+                self._wait(wait, role)
             try:
                 response = completion(**kwargs)
             except Exception as exc:
                 if buckets is not None and buckets[1] is not None:
                     buckets[1].adjust(-estimate)  # nothing was processed
-                if not is_retryable(exc):
+                if not is_retryable(exc) or max_retries == 0:
                     raise
-                if attempt == self.policy.max_retries:
+                if attempt == max_retries:
                     raise ProviderUnavailable(
-                        f"{model}: gave up after {self.policy.max_retries} retries: {type(exc).__name__}: {exc}"
+                        f"{model}: gave up after {max_retries} retries: {type(exc).__name__}: {exc}"
                     ) from exc
                 with self._lock:
                     self.retries += 1
-                self._wait(self.policy.delay(attempt, retry_after_s(exc)))
+                book(role, retries=1)
+                self._wait(self.policy.delay(attempt, retry_after_s(exc)), role)
                 continue
             if buckets is not None and buckets[1] is not None:
                 usage = getattr(response, "usage", None)
                 used = getattr(usage, "total_tokens", None) if usage is not None else None
                 if used is not None:
                     buckets[1].adjust(float(used) - estimate)
+            if self.cache is not None and key is not None:
+                self.cache.put(key, response.model_dump(mode="json"))
             return response
         raise AssertionError("unreachable")
+
+
+def _from_cache(stored: dict[str, Any]) -> Any:
+    from litellm import ModelResponse
+
+    response = ModelResponse(**stored)
+    response._hidden_params["cache_hit"] = True
+    return response
 
 
 _STATE = ProviderState()
 _INSTALLED = False
 _INSTALL_LOCK = threading.Lock()
+# The role of the tau2 completion in progress (set around tau2's agent and user ``generate``).
+_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("tauguard_role", default="llm")
 
 
-def install(limits: dict[str, RateLimit] | None = None, max_retries: int | None = None, share: int = 1) -> ProviderState:
-    """Route tau2's completions through :class:`ProviderState` (idempotent; updates limits).
+def state() -> ProviderState:
+    """This process's provider discipline (defaults until :func:`install`)."""
+    return _STATE
+
+
+def _role_generate(original: Callable[..., Any], role: str) -> Callable[..., Any]:
+    """tau2's ``generate`` booking its completions under ``role``; a cached answer costs $0."""
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        token = _ROLE.set(role)
+        before = _cache_hits(role)
+        try:
+            message = original(*args, **kwargs)
+        finally:
+            _ROLE.reset(token)
+        if _cache_hits(role) > before and getattr(message, "cost", None):
+            message.cost = 0.0
+        return message
+
+    return generate
+
+
+def _cache_hits(role: str) -> int:
+    from tauguard.llm_call import current
+
+    ledger = current()
+    usage = ledger.roles.get(role) if ledger is not None else None
+    return usage.cache_hits if usage is not None else 0
+
+
+def install(
+    limits: dict[str, RateLimit] | None = None, max_retries: int | None = None, share: int = 1, cache: str | None = None
+) -> ProviderState:
+    """Route tau2's completions through :class:`ProviderState` (idempotent; updates limits
+    and the cache directory).
 
     ``share``: how many processes split the limits (each gets ``1/share``).
     """
@@ -219,14 +287,22 @@ def install(limits: dict[str, RateLimit] | None = None, max_retries: int | None 
             _STATE.buckets.clear()
         if max_retries is not None:
             _STATE.policy.max_retries = max_retries
+        if cache is None:
+            _STATE.cache = None
+        elif _STATE.cache is None or _STATE.cache.directory != cache:
+            _STATE.cache = ResponseCache(cache)
         if not _INSTALLED:
+            import tau2.agent.llm_agent as llm_agent
+            import tau2.user.user_simulator as user_simulator
             import tau2.utils.llm_utils as llm_utils
 
             original = llm_utils.completion
 
             def completion(**kwargs: Any) -> Any:
-                return _STATE.call(original, **kwargs)
+                return _STATE.call(original, role=_ROLE.get(), **kwargs)
 
             llm_utils.completion = completion
+            llm_agent.generate = _role_generate(llm_agent.generate, "agent")
+            user_simulator.generate = _role_generate(user_simulator.generate, "user")
             _INSTALLED = True
     return _STATE

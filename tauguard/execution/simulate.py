@@ -7,6 +7,7 @@ objects) is cached at module level, so each worker pays for it once.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 import traceback
 from functools import lru_cache
@@ -23,6 +24,7 @@ from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None
 _WARM: set[str] = set()
+_WARM_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=None)
@@ -60,13 +62,30 @@ def warm_up(domain: str) -> None:
     """
     if domain in _WARM:
         return
-    t2.orchestrator_class()
-    t2.load_tasks(domain, "base")
-    t2.tool_types(domain)
-    from tauguard.cow_env import warm
+    with _WARM_LOCK:  # simulation threads start together: one of them warms, the others wait
+        if domain in _WARM:
+            return
+        t2.orchestrator_class()
+        t2.load_tasks(domain, "base")
+        t2.tool_types(domain)
+        t2.agent_tools(domain)
+        t2.user_tools(domain)
+        from tauguard.cow_env import warm
 
-    warm(domain)
-    _WARM.add(domain)
+        warm(domain)
+        gc.collect()
+        gc.freeze()
+        _WARM.add(domain)
+
+
+def prepare(specs: list[UnitSpec]) -> None:
+    """Warm this process for ``specs`` before simulations start (their domains, tasks, and
+    for real LLMs litellm's import), so concurrent threads do not each pay for it at once."""
+    for spec in specs:
+        warm_up(spec.domain)
+        _task(spec.domain, spec.split, spec.task_id)
+    if any(s.agent_llm != SIM or s.user_llm != SIM or s.guard_llm is not None for s in specs):
+        import litellm  # noqa: F401 - its import is most of a real-LLM worker's start-up
     gc.collect()
     gc.freeze()
 
@@ -76,7 +95,7 @@ def _provider_discipline(spec: UnitSpec) -> None:
     from tauguard.execution.provider import RateLimit, install
 
     limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in spec.rate_limits.items()}
-    install(limits, spec.max_retries, share=max(1, spec.rate_share))
+    install(limits, spec.max_retries, share=max(1, spec.rate_share), cache=spec.cache)
 
 
 def _idle(event: Any) -> bool:
@@ -127,7 +146,7 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any
     from tauguard.agents.llm import GuardContextLLMAgent
 
     agent = GuardContextLLMAgent(
-        tools=env.get_tools(), domain_policy=env.get_policy(), llm=spec.agent_llm, llm_args=spec.llm_args.get("agent", {})
+        tools=t2.agent_tools(spec.domain), domain_policy=env.get_policy(), llm=spec.agent_llm, llm_args=spec.llm_args.get("agent", {})
     )
     return agent, None
 
@@ -142,7 +161,7 @@ def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any 
         from tauguard.sim.user import SimUser
 
         return SimUser(task, set(user_types))
-    user_tools = env.get_user_tools() if env.user_tools is not None else None
+    user_tools = t2.user_tools(spec.domain)
     instructions = str(task.user_scenario)
     if target is not None and spec.attack is not None:
         from tauguard.attacks.runtime import llm_user_instructions
@@ -181,7 +200,10 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         import json
 
         from tauguard.agents.guarded import GuardedAgent
+        from tauguard.llm_call import start_unit
         from tauguard.replay import session_context
+
+        ledger = start_unit()  # every LLM call of this simulation is booked by role
 
         warm_up(spec.domain)
         if spec.agent_llm != SIM or spec.user_llm != SIM or spec.guard_llm is not None:
@@ -225,14 +247,14 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
             termination_reason=str(simulation.termination_reason.value),
             guard_events=[e for e in agent.events if not _idle(e)],
             faults=faults,
-            usage={
+            usage=ledger.merged({
                 "agent": _usage(simulation.messages, t2.AssistantMessage),
                 "user": _usage(simulation.messages, t2.UserMessage),
                 "guard": RoleUsage(
                     cost=guard["cost"], prompt_tokens=guard["prompt_tokens"],
                     completion_tokens=guard["completion_tokens"], calls=guard["llm_calls"],
                 ),
-            },
+            }),
             duration_s=time.perf_counter() - start,
             simulation=dumped,
         )

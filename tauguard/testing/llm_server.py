@@ -52,6 +52,13 @@ def _completion(item: Item, model: str, counter: int) -> dict[str, Any]:
     }
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: with dozens of simulations connecting at
+    # once, the kernel drops the extra SYNs and each client waits a 1 s retransmission,
+    # which a provider's front end never imposes.
+    request_queue_size = 1024
+
+
 class ScriptedLLMServer:
     """Context manager running the scripted server in a background thread."""
 
@@ -60,12 +67,14 @@ class ScriptedLLMServer:
         self._index = 0
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def _next_item(self, body: dict[str, Any]) -> Item:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if callable(self._responses):
                 return self._responses(body)
             items = list(self._responses)
@@ -77,6 +86,9 @@ class ScriptedLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as real providers do: a client reuses its connections.
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -105,7 +117,7 @@ class ScriptedLLMServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 return
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()

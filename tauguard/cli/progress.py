@@ -1,0 +1,119 @@
+"""`tauguard run`'s progress display: a rich bar on a terminal, plain lines in CI logs.
+
+Both show the pass rate and infrastructure errors; real-LLM runs add, summed over the
+records so far, cost and tokens per role, cache hits, retries and seconds waited (rate
+limiter and backoff), e.g. ``cost agent $0.0123 user $0.0045 · tokens agent 12.3k user
+4.5k · cache 8 hits · retries 2 · waited 4.2 s``. Sim runs make no LLM calls: none of that.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from tauguard.execution.batch import Progress
+    from tauguard.records import TrialRecord
+
+ROLE_ORDER = ("agent", "user", "guard", "attacker")
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e3 else str(n)
+
+
+@dataclass
+class UsageTally:
+    """LLM usage per role summed over the records seen so far."""
+
+    cost: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    cache_hits: int = 0
+    retries: int = 0
+    waited_s: float = 0.0
+
+    def add(self, record: "TrialRecord") -> None:
+        """Account one record's usage (roles without tokens, cost or cache hits, e.g. the
+        sim agent's, are skipped)."""
+        for role, usage in record.usage.items():
+            if usage.prompt_tokens or usage.completion_tokens or usage.cost or usage.cache_hits:
+                self.cost[role] = self.cost.get(role, 0.0) + (usage.cost or 0.0)
+                self.tokens[role] = self.tokens.get(role, 0) + usage.prompt_tokens + usage.completion_tokens
+            self.cache_hits += usage.cache_hits
+            self.retries += usage.retries
+            self.waited_s += usage.waited_s
+
+    def render(self) -> str:
+        """One compact line; empty when no LLM was called (sim runs)."""
+        roles = sorted(self.tokens, key=lambda r: (ROLE_ORDER.index(r) if r in ROLE_ORDER else len(ROLE_ORDER), r))
+        parts = []
+        if roles:
+            parts.append("cost " + " ".join(f"{r} ${self.cost[r]:.4f}" for r in roles))
+            parts.append("tokens " + " ".join(f"{r} {_tokens(self.tokens[r])}" for r in roles))
+        if self.cache_hits:
+            parts.append(f"cache {self.cache_hits} hits")
+        if self.retries:
+            parts.append(f"retries {self.retries}")
+        if self.waited_s:
+            parts.append(f"waited {self.waited_s:.1f} s")
+        return " · ".join(parts)
+
+
+def status_text(progress: "Progress", tally: UsageTally) -> str:
+    """The display's statistics: pass rate, infrastructure errors, then LLM usage."""
+    rate = progress.pass_rate
+    stats = f"pass {rate:.2f}" if rate is not None else "pass -"
+    if progress.errors:
+        stats += f", {progress.errors} infra errors"
+    usage = tally.render()
+    return f"{stats} · {usage}" if usage else stats
+
+
+class RunDisplay:
+    """A rich progress bar on a terminal; plain lines in CI logs."""
+
+    def __init__(self, total: int, already: int, plain: bool) -> None:
+        self.plain = plain
+        self.total = total
+        self.tally = UsageTally()
+        self._progress: Any = None
+        if not plain:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self._progress = RichProgress(
+                TextColumn("[bold]simulations"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False,
+            )
+            self._task = self._progress.add_task("run", total=total, completed=already, stats="")
+            self._progress.start()
+        elif already:
+            typer.echo(f"{already}/{total} simulations already done", err=True)
+
+    def update(self, record: "TrialRecord", progress: "Progress") -> None:
+        """Show one finished unit."""
+        self.tally.add(record)
+        stats = status_text(progress, self.tally)
+        if self._progress is not None:
+            self._progress.update(self._task, completed=progress.done, stats=stats)
+            return
+        # Plain mode is for logs: about 50 lines per run, plus every failure and error.
+        every = max(1, progress.total // 50)
+        if record.success and progress.done % every and progress.done != progress.total:
+            return
+        elapsed = time.perf_counter() - progress.started
+        remaining = progress.total - progress.done
+        per = elapsed / max(progress.scored + progress.errors, 1)
+        status = "ERROR" if record.error else ("pass" if record.success else "fail")
+        typer.echo(
+            f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "
+            f"| {stats} | eta {per * remaining:.0f}s",
+            err=True,
+        )
+
+    def close(self) -> None:
+        """Stop the bar (plain mode: nothing to do)."""
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,212 @@
+"""`--backend ray` and `--backend dask` (issue 16): a small sim run on a local Ray and a local
+Dask cluster (2 workers each) gives the same records as loky; a job lost with its worker
+leaves its units pending for `--resume`; no cluster process outlives a run.
+
+The engines are optional extras: without them these tests are skipped, except under
+`CI=true`, where they fail (CI installs `.[dev,ray,dask]` and must exercise them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tauguard
+from tauguard.execution.engines import missing_extra
+from tauguard.execution.engines.driver import LOSE_JOB_ENV
+from tauguard.store import load_run
+
+# A small run that meets faults, guard verdicts, passes and failures: 3 airline tasks x 2
+# trials of the ledger guard.
+RUN = {"strategy": "ledger", "domains": ["airline"], "task_ids": ["7", "17", "27"], "trials": 2,
+       "faults": "realistic", "seed": 300, "workers": 2}
+
+
+def _require(backend: str) -> None:
+    extra = missing_extra(backend)
+    if extra is None:
+        return
+    why = f"--backend {backend} needs the {extra} extra: pip install 'tauguard[{extra}]'"
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)  # CI must run the engines, never skip them
+    pytest.skip(why)
+
+
+def _comparable(record: Any) -> dict[str, Any]:
+    """A record without what differs between two runs of the same units (ids, timings)."""
+    data = record.model_dump(mode="json", exclude={"run_id", "duration_s", "simulation"})
+    for event in data["guard_events"]:
+        event.pop("latency_s")
+    messages = record.simulation["messages"]
+    data["conversation"] = [(m["role"], m.get("content"), m.get("tool_calls")) for m in messages]
+    data["reward_info"] = record.simulation["reward_info"]
+    return data
+
+
+def _records(run_dir: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {r.key: _comparable(r) for r in load_run(run_dir).records}
+
+
+def _cluster_processes() -> list[str]:
+    """Ray processes anywhere, and Dask's spawned workers of this process: none may outlive a run."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        ray = any(mark in cmd for mark in ("ray::", "raylet", "gcs_server", "default_worker.py"))
+        if ray or (ppid == me and "spawn_main" in cmd):
+            found.append(f"{entry.name}: {cmd[:120]}")
+    return found
+
+
+def _no_cluster_left() -> None:
+    deadline = time.time() + 15
+    while _cluster_processes() and time.time() < deadline:
+        time.sleep(0.2)
+    assert _cluster_processes() == []
+
+
+@pytest.fixture(scope="module")
+def with_loky(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, int], dict[str, Any]]:
+    out = tmp_path_factory.mktemp("loky")
+    result = tauguard.run({**RUN, "backend": "loky", "out": str(out), "name": "loky"})
+    assert result.status == "completed"
+    records = _records(result.run_dir)
+    assert len(records) == 6 and sum(len(r["faults"]) for r in records.values()) >= 3
+    assert any(str(e["verdict"]).lower() == "block" for r in records.values() for e in r["guard_events"])
+    assert {r["success"] for r in records.values()} == {True, False}
+    return records
+
+
+def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    _require("ray")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    result = tauguard.run({**RUN, "backend": "ray", "out": str(tmp_path), "name": "ray"})
+    assert result.status == "completed"
+    assert result.manifest.config["backend"] == "ray" and result.manifest.config["address"] is None
+    assert _records(result.run_dir) == with_loky
+    assert "ray" not in sys.modules or not __import__("ray").is_initialized()  # shut down after the run
+    _no_cluster_left()
+
+
+def test_dask_lost_worker_leaves_its_units_for_resume(
+    with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+):
+    """The job of airline/17 kills its worker process (a test hook, as a lost node would): the
+    other units are recorded, the run ends `interrupted` with no traceback, and `--resume`
+    runs the two lost units; every record equals loky's."""
+    _require("dask")
+    monkeypatch.setenv(LOSE_JOB_ENV, "airline/17")
+    result = tauguard.run({**RUN, "backend": "dask", "out": str(tmp_path), "name": "dask"})
+    assert result.status == "interrupted" and "2 units not recorded" in (result.manifest.stop_reason or "")
+    assert "lost the job of airline/17 (2 units)" in capfd.readouterr().err
+    partial = _records(result.run_dir)
+    assert sorted(partial) == sorted(k for k in with_loky if k[1] != "17")
+    _no_cluster_left()
+    monkeypatch.delenv(LOSE_JOB_ENV)
+    resumed = tauguard.resume(result.run_dir, workers=1)  # in this process: the lost units only
+    assert resumed.status == "completed" and resumed.progress.done == 6
+    assert _records(result.run_dir) == with_loky
+
+
+def test_a_missing_extra_is_one_error_line_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    from tauguard.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: find_spec says None
+    monkeypatch.setattr(sys, "argv", ["tauguard", "run", "--backend", "ray", "--out", str(tmp_path / "runs")])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2
+    assert err == ["error: --backend ray needs the ray extra: pip install 'tauguard[ray]'"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_plan_names_the_engine_and_resume_may_change_the_address(tmp_path: Path):
+    _require("dask")
+    local = tauguard.plan({**RUN, "backend": "dask", "out": str(tmp_path)})
+    assert "engine:    dask, local cluster, 2 workers" in local.describe()
+    remote = tauguard.plan({**RUN, "backend": "dask", "address": "tcp://head:8786", "out": str(tmp_path)})
+    assert "engine:    dask, cluster at tcp://head:8786" in remote.describe()
+    with pytest.raises(ValueError, match="must not contain credentials"):
+        tauguard.plan({**RUN, "backend": "dask", "address": "tcp://me:secret@head:8786", "out": str(tmp_path)})
+    assert list(tmp_path.iterdir()) == []
+
+
+class _FakeEngine:
+    """An in-process engine: jobs end in submission order; the job of task "lost" dies."""
+
+    def __init__(self) -> None:
+        self.running: list[int] = []
+        self.jobs: dict[int, Any] = {}
+        self.peak = 0
+        self.cancelled: list[int] = []
+        self.closed = False
+
+    def submit(self, job: Any) -> int:
+        handle = len(self.jobs)
+        self.jobs[handle] = job
+        self.running.append(handle)
+        self.peak = max(self.peak, len(self.running))
+        return handle
+
+    def finished(self, handles: list[int], timeout: float) -> list[int]:
+        done = self.running.pop(0)
+        return [done]
+
+    def result(self, handle: int) -> list[dict[str, Any]]:
+        from tauguard.execution.engines.driver import JobLost
+
+        job = self.jobs[handle]
+        if job[0].task_id == "lost":
+            raise JobLost("worker died")
+        return [{"key": unit.key} for unit in job]
+
+    def cancel(self, handles: list[int]) -> None:
+        self.cancelled += handles
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _units(tasks: list[str], trials: int) -> list[Any]:
+    from conftest import make_unit
+
+    return [make_unit("airline", t, trial=k) for k in range(trials) for t in tasks]
+
+
+def test_driver_bounds_submission_skips_lost_jobs_and_honours_the_budget(capsys: pytest.CaptureFixture[str]):
+    from tauguard.execution.engines.driver import drive, jobs_of
+
+    jobs = jobs_of(_units(["0", "lost", "2", "3", "4"], 2), per_task=True)
+    assert [len(j) for j in jobs] == [2] * 5  # a task's trials are one job
+    engine = _FakeEngine()
+    keys = [r["key"] for r in drive(lambda: engine, jobs, limit=2, may_start=None)]
+    assert engine.peak == 2 and engine.closed and len(keys) == 8 and all(k[1] != "lost" for k in keys)
+    assert "lost the job of airline/lost (2 units): worker died" in capsys.readouterr().err
+
+    taken: list[Any] = []
+    engine = _FakeEngine()
+    stream = drive(lambda: engine, jobs_of(_units(["0", "1", "2", "3"], 1), per_task=False), limit=2,
+                   may_start=lambda: len(taken) < 1)  # a budget reached after the first record
+    taken += [next(stream)]
+    assert list(stream) == [{"key": ("airline", "1", 0)}]  # in flight before the cap: finished, nothing new
+    assert len(engine.jobs) == 2 and engine.closed
+
+    engine = _FakeEngine()
+    stream = drive(lambda: engine, jobs, limit=3, may_start=None)
+    next(stream)
+    stream.close()  # Ctrl-C, SIGTERM: the jobs in flight are cancelled, the engine closed
+    assert engine.cancelled == [1, 2] and engine.closed
