@@ -91,7 +91,7 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def _run_ok(cmd: list[str]) -> None:
     # check exits 1 when a check fails: only a usage/input error (2) is a bench failure.
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=False)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
 

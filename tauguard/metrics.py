@@ -40,8 +40,11 @@ from pydantic import (
     model_validator,
 )
 
-from tauguard.outcome_index import UnitOutcome, unit_outcome
-from tauguard.outcome_index import trial_success as trial_success  # re-exported (was defined here)
+from tauguard.outcome_index import (
+    UnitOutcome,
+    trial_success,  # noqa: F401  (re-exported: it was defined here)
+    unit_outcome,
+)
 from tauguard.records import TrialRecord
 
 if TYPE_CHECKING:
