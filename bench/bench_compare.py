@@ -4,21 +4,27 @@ Builds two runs of 278 tasks x 4 trials (airline 50, retail 114, telecom 114) in
 directory, then times:
 
 - the end-to-end CLI (``python -m tauguard compare A B``, a fresh interpreter each time, so
-  imports are included), and
+  imports are included; bytecode caches allowed, as in a user's install), and
 - the library call (:func:`tauguard.compare.compare_runs` on loaded runs, and load + compare),
 
-with 10,000 bootstrap resamples. ``--scale 10`` builds 2,780 tasks x 4 trials per run;
-``--conversation-kb 20`` gives every record a conversation of about that size (a τ²
-simulation's messages, as ``tauguard run`` stores them; records are ~24 KB uncompressed)
-so loading costs what it costs on real runs. Usage:
-``python bench/bench_compare.py [--repeat 3] [--scale 10] [--conversation-kb 20]``.
+with 10,000 bootstrap resamples, and the CLI `show`, `check --baseline` and `report` the same
+way (``--skip-report`` leaves out `report`, which takes tens of seconds at scale 10). ``--scale 10`` builds 2,780 tasks x 4 trials per run; ``--conversation-kb 20`` gives every
+record a conversation of about that size (a τ² simulation's messages, as ``tauguard run`` stores
+them; records are ~24 KB uncompressed) so loading costs what it costs on real runs.
+``--runs-dir DIR`` keeps the runs in DIR and reuses them on the next call (building scale 10
+with conversations takes minutes). Usage:
+``python bench/bench_compare.py [--repeat 3] [--scale 10] [--conversation-kb 20] [--runs-dir DIR] [--skip-report]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import json
+import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,7 +33,7 @@ import time
 from pathlib import Path
 
 from tauguard.compare import compare_runs
-from tauguard.store import load_run
+from tauguard.store import Run, load_run
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 DOMAINS = {"airline": 50, "retail": 114, "telecom": 114}
@@ -78,6 +84,18 @@ def _add_conversations(run_dir: Path, kb: int, rng: random.Random) -> None:
     writer.close()
 
 
+# A user's install has bytecode caches; an environment that forbids writing them would make
+# every command compile tauguard from source (~0.1 s), which users do not pay.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _run_ok(cmd: list[str]) -> None:
+    # check exits 1 when a check fails: only a usage/input error (2) is a bench failure.
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=False)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+
+
 def _time(fn, repeat: int) -> list[float]:  # noqa: ANN001 - any callable
     times = []
     for _ in range(repeat):
@@ -97,44 +115,79 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=int, default=1)
     parser.add_argument("--conversation-kb", type=int, default=0)
+    parser.add_argument("--runs-dir", type=Path, default=None, help="Keep (and reuse) the runs here.")
+    parser.add_argument("--skip-report", action="store_true", help="Do not time `tauguard report` (slow).")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tauguard-bench-") as tmp:
         root = Path(tmp)
+        if args.runs_dir is not None:
+            root = args.runs_dir / f"scale{args.scale}-conv{args.conversation_kb}"
         start = time.perf_counter()
-        a = build_run(root, "baseline", 0.6, seed=1, scale=args.scale, conversation_kb=args.conversation_kb)
-        b = build_run(root, "candidate", 0.65, seed=2, scale=args.scale, conversation_kb=args.conversation_kb)
+        a, b = root / "baseline", root / "candidate"
+        if not (a / "manifest.json").is_file() or not (b / "manifest.json").is_file():
+            root.mkdir(parents=True, exist_ok=True)
+            for d in (a, b):
+                shutil.rmtree(d, ignore_errors=True)
+            a = build_run(root, "baseline", 0.6, seed=1, scale=args.scale, conversation_kb=args.conversation_kb)
+            b = build_run(root, "candidate", 0.65, seed=2, scale=args.scale, conversation_kb=args.conversation_kb)
+            print(f"built 2 runs x {sum(DOMAINS.values()) * args.scale} tasks x {TRIALS} trials in "
+                  f"{time.perf_counter() - start:.2f} s")
         size = sum(f.stat().st_size for f in a.iterdir()) / 1e6
-        print(f"built 2 runs x {sum(DOMAINS.values()) * args.scale} tasks x {TRIALS} trials in "
-              f"{time.perf_counter() - start:.2f} s ({size:.1f} MB per run on disk)")
+        print(f"runs in {root} ({size:.1f} MB per run on disk)")
 
-        cmd = [sys.executable, "-m", "tauguard", "compare", str(a), str(b), "--resamples", str(RESAMPLES)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        cli_times = _time(lambda: subprocess.run(cmd, capture_output=True, check=True), args.repeat)
-        cli_json_times = _time(
-            lambda: subprocess.run(cmd + ["--format", "json"], capture_output=True, check=True), args.repeat
-        )
-        import_times = _time(
-            lambda: subprocess.run([sys.executable, "-c", "import tauguard.cli.main"], check=True), args.repeat
+        if args.runs_dir is not None:
+            _index_runs(a, b)
+        cli = [sys.executable, "-m", "tauguard"]
+        compare_cmd = cli + ["compare", str(a), str(b), "--resamples", str(RESAMPLES)]
+        commands = {
+            "`tauguard compare A B` (table)": compare_cmd,
+            "`tauguard compare A B --format json`": compare_cmd + ["--format", "json"],
+            "`tauguard show B`": cli + ["show", str(b)],
+            "`tauguard check B --baseline A`": cli + ["check", str(b), "--baseline", str(a), "--resamples", str(RESAMPLES)],
+            "interpreter + `import tauguard.cli.main`": [sys.executable, "-c", "import tauguard.cli.main"],
+        }
+        if not args.skip_report:
+            commands["`tauguard report A B -o FILE`"] = cli + [
+                "report", str(a), str(b), "-o", str(root / "report.html"), "--resamples", str(RESAMPLES)
+            ]
+        out = subprocess.run(compare_cmd, capture_output=True, text=True, check=True, env=ENV).stdout
+        cli_times = {}
+        for name, cmd in commands.items():
+            _run_ok(cmd)  # warm-up: writes the bytecode caches a user's install has
+            cli_times[name] = _time(lambda cmd=cmd: _run_ok(cmd), args.repeat)
+
+        lib_times = {}
+        runs = [_load(a), _load(b)]
+        lib_times["compare_runs (runs loaded)"] = _time(lambda: compare_runs(runs, n_resamples=RESAMPLES), args.repeat)
+        lib_times["load x2 + compare_runs"] = _time(
+            lambda: compare_runs([_load(a), _load(b)], n_resamples=RESAMPLES), args.repeat
         )
 
-        runs = [load_run(a, conversations=False), load_run(b, conversations=False)]
-        lib_times = _time(lambda: compare_runs(runs, n_resamples=RESAMPLES), args.repeat)
-        load_lib_times = _time(
-            lambda: compare_runs([load_run(a, conversations=False), load_run(b, conversations=False)], n_resamples=RESAMPLES),
-            args.repeat,
-        )
-        show_times = _time(lambda: subprocess.run([sys.executable, "-m", "tauguard", "show", str(b)], capture_output=True, check=True), args.repeat)
-
-    print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, bootstrap stratified by 3 domains")
-    print(f"CLI `tauguard compare` (table), end to end:  {_fmt(cli_times)}")
-    print(f"CLI `tauguard compare --format json`:        {_fmt(cli_json_times)}")
-    print(f"  of which interpreter + `import tauguard.cli.main`: {_fmt(import_times)}")
-    print(f"library compare_runs (runs loaded):          {_fmt(lib_times)}")
-    print(f"library load_run x2 + compare_runs:          {_fmt(load_lib_times)}")
-    print(f"CLI `tauguard show` (one run), end to end:   {_fmt(show_times)}")
+    print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, bootstrap stratified by 3 domains; load average "
+          f"{os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")
+    for name, times in cli_times.items():
+        print(f"CLI {name:<45} {_fmt(times)}")
+    for name, times in lib_times.items():
+        print(f"library {name:<41} {_fmt(times)}")
     print()
     print(out.splitlines()[0] if out.startswith("SIMULATION") else "")
+
+
+def _load(path: Path) -> Run:
+    # What `compare` loads: the outcome index when the loader has one (older versions do not).
+    if "records" in inspect.signature(load_run).parameters:
+        return load_run(path, conversations=False, records=False)
+    return load_run(path, conversations=False)
+
+
+def _index_runs(*run_dirs: Path) -> None:
+    # Reused runs may predate the outcome index: the writer builds it when it opens a run.
+    from tauguard import store
+
+    if getattr(store, "RecordWriter", None) is not None and importlib.util.find_spec("tauguard.outcome_index"):
+        for run_dir in run_dirs:
+            store.RecordWriter(run_dir).close()
 
 
 if __name__ == "__main__":

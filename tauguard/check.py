@@ -65,9 +65,9 @@ from tauguard.metrics import (
     Subset,
     headline_metric,
     parse_metric,
+    run_task_outcomes,
     select,
     summarize_run,
-    task_outcomes,
 )
 from tauguard.stats import min_tasks_to_reject
 from tauguard.store import Run
@@ -252,7 +252,7 @@ def check_baseline(
     if min_tasks is not None and min_tasks < 1:
         raise GateInputError(f"min tasks must be >= 1, got {min_tasks}")
     need = min_tasks if min_tasks is not None else default_min_tasks(confidence)
-    alignment = align(select(task_outcomes(baseline.records), subset), select(task_outcomes(run.records), subset))
+    alignment = align(select(run_task_outcomes(baseline), subset), select(run_task_outcomes(run), subset))
     if not alignment.pairs:
         names = f"{baseline.manifest.run_id} and {run.manifest.run_id}"
         if alignment.dropped.no_evaluated_trials:

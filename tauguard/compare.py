@@ -21,7 +21,9 @@ Pure library: imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -53,15 +55,17 @@ from tauguard.metrics import (
     headline_metric,
     metric_def,
     run_is_simulated,
+    run_task_outcomes,
     select,
-    task_outcomes,
 )
 from tauguard.stats import (
-    bootstrap_mean_ci,
+    BootstrapCI,
+    PermutationResult,
+    bootstrap_mean_cis,
     holm,
     mcnemar,
     merge_small_strata,
-    sign_flip_test,
+    sign_flip_tests,
 )
 from tauguard.store import Run
 
@@ -108,7 +112,7 @@ def run_ref(run: Run) -> RunRef:
         trials=m.trials,
         status=m.status,
         planned_units=m.expected_units,
-        recorded_units=len({r.key for r in run.records}),
+        recorded_units=len({u.key for u in (run.records if run.units is None else run.units)}),
         skipped_lines=run.skipped_lines,
     )
 
@@ -151,14 +155,159 @@ def verdict_from(low: float, high: float, p: float, alpha: float, higher_is_bett
     return "no detectable difference"
 
 
-def _rng_seed(seed: int, mdef: MetricDef, k: int, stream: int) -> list[int]:
-    # One independent, reproducible stream per (metric, k, purpose): the CI of pass^4 does not
-    # depend on which other ks were compared, so `check` and `compare` agree for the same seed.
-    return [seed, METRICS.index(mdef), k, stream]
+# One reproducible stream per purpose, shared by every metric and k over the same tasks (common
+# random numbers): the draws depend only on the seed and the task set, so `check` gates on the
+# same CI for pass^4 that `compare` prints, whichever other metrics and ks were compared.
+_BOOTSTRAP_STREAM = 0
+_PERMUTATION_STREAM = 1
 
 
-def _mean(values: Sequence[Fraction]) -> float:
-    return float(sum(values, Fraction(0)) / len(values))
+@dataclass
+class _Column:
+    """One k-metric over the aligned pairs that can estimate it.
+
+    A task's exact values depend only on its counts ``(n_a, x_a, n_b, x_b)`` (the metric's n and
+    count in each run), and tasks share few of them: exact fractions are computed once per
+    distinct counts, and sums weight them by how many tasks have them (exact, so the result is
+    the plain sum's).
+    """
+
+    spec: MetricSpec
+    mdef: MetricDef
+    k: int
+    used: tuple[int, ...]  # indices of the usable pairs
+    dropped_n_lt_k: int
+    counts: list[tuple[int, int, int, int]]  # per used pair: (n_a, x_a, n_b, x_b)
+
+    def exact(self, key: tuple[int, int, int, int]) -> tuple[Fraction, Fraction, Fraction]:
+        """Baseline, candidate and difference of a task with these counts."""
+        n_a, x_a, n_b, x_b = key
+        a = self.mdef.exact(n_a, x_a, self.k)
+        b = self.mdef.exact(n_b, x_b, self.k)
+        return a, b, b - a
+
+    def means(self) -> tuple[float, float, float, Counter[int]]:
+        """Mean baseline, candidate and difference, and the tasks per sign of the difference."""
+        tally = Counter(self.counts)
+        sums = [Fraction(0), Fraction(0), Fraction(0)]
+        signs: Counter[int] = Counter()
+        for key, weight in tally.items():
+            values = self.exact(key)
+            for i in range(3):
+                sums[i] += weight * values[i]
+            # Exact signs: a difference of 1e-15 between two pass^28 values is a real change.
+            signs[(values[2] > 0) - (values[2] < 0)] += weight
+        n = len(self.counts)
+        return float(sums[0] / n), float(sums[1] / n), float(sums[2] / n), signs
+
+    def diffs(self) -> list[float]:
+        """Per-task differences as floats, in the order of ``used``."""
+        floats = {key: float(self.exact(key)[2]) for key in set(self.counts)}
+        return [floats[key] for key in self.counts]
+
+
+def _column(pairs: Sequence[TaskPair], spec: MetricSpec) -> _Column:
+    mdef = spec.definition
+    if mdef is None or spec.k is None:
+        kinds = ", ".join(f"{m.kind}K" for m in METRICS)
+        raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
+    k = spec.k
+    used = tuple(i for i, p in enumerate(pairs) if p.usable(k, mdef))
+    if not used:
+        raise CompareError(
+            f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
+        )
+    in_pool = sum(1 for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate))
+    counts = [
+        (mdef.n(pairs[i].baseline), mdef.count(pairs[i].baseline), mdef.n(pairs[i].candidate), mdef.count(pairs[i].candidate))
+        for i in used
+    ]
+    return _Column(spec=spec, mdef=mdef, k=k, used=used, dropped_n_lt_k=in_pool - len(used), counts=counts)
+
+
+def _task_kinds(pairs: Sequence[TaskPair]) -> np.ndarray:
+    # Every count any metric reads, of both runs: tasks with equal rows have equal per-task
+    # values for every metric and k, so the resampling may treat them as one group.
+    return np.array(
+        [[f(o) for m in METRICS for o in (p.baseline, p.candidate) for f in (m.n, m.count)] for p in pairs],
+        dtype=np.int64,
+    ).reshape(len(pairs), -1)
+
+
+def _column_stats(
+    pairs: Sequence[TaskPair],
+    columns: Sequence[_Column],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]]:
+    """Bootstrap CI, permutation test, strata and merged strata of every column.
+
+    Columns over the same tasks are resampled together, with the same draws.
+    """
+    kinds = _task_kinds(pairs)
+    by_tasks: dict[tuple[int, ...], list[int]] = {}
+    for j, col in enumerate(columns):
+        by_tasks.setdefault(col.used, []).append(j)
+    out: list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]] = [None] * len(columns)  # type: ignore[list-item]
+    for used, js in by_tasks.items():
+        diffs = np.array([columns[j].diffs() for j in js], dtype=float).T
+        strata, small = merge_small_strata([pairs[i].domain for i in used])
+        groups = np.unique(kinds[list(used)], axis=0, return_inverse=True)[1].reshape(-1)
+        cis = bootstrap_mean_cis(
+            diffs,
+            strata=strata,
+            groups=groups,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=np.random.default_rng([seed, _BOOTSTRAP_STREAM]),
+        )
+        perms = sign_flip_tests(
+            diffs, groups=groups, n_resamples=n_resamples, seed=np.random.default_rng([seed, _PERMUTATION_STREAM])
+        )
+        several_domains = len({pairs[i].domain for i in used}) > 1
+        for j, ci, perm in zip(js, cis, perms, strict=True):
+            out[j] = (ci, perm, strata, small if several_domains else [])
+    return out
+
+
+def _k_comparison(
+    col: _Column,
+    stats: tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]],
+    *,
+    confidence: float,
+    primary: bool,
+) -> KComparison:
+    ci, perm, strata, merged = stats
+    mdef = col.mdef
+    baseline, candidate, delta, signs = col.means()
+    up, down = signs[1], signs[-1]
+    better, worse = (up, down) if mdef.higher_is_better else (down, up)
+    return KComparison(
+        metric=col.spec.name,
+        k=col.k,
+        primary=primary,
+        exploratory=not primary,
+        higher_is_better=mdef.higher_is_better,
+        tasks=len(col.used),
+        dropped_n_lt_k=col.dropped_n_lt_k,
+        baseline=baseline,
+        candidate=candidate,
+        delta=delta,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        confidence=confidence,
+        stratified=strata is not None,
+        merged_strata=merged,
+        p_permutation=perm.p_value,
+        permutation_exact=perm.exact,
+        p_holm=perm.p_value,
+        improved=better,
+        regressed=worse,
+        unchanged=signs[0],
+        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence, mdef.higher_is_better),
+    )
 
 
 def compare_metric(
@@ -173,59 +322,12 @@ def compare_metric(
     """Compare one k-metric (``pass^k``, ``pass@k``, ``asr@k`` ...) over aligned task pairs.
 
     Only pairs with at least k trials for the metric in both runs enter. Raises
-    :class:`CompareError` when none does.
+    :class:`CompareError` when none does. Gives the same CI and p as :func:`compare_all_ks`
+    for that metric and k (the draws depend only on the seed and the tasks).
     """
-    mdef = spec.definition
-    if mdef is None or spec.k is None:
-        kinds = ", ".join(f"{m.kind}K" for m in METRICS)
-        raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
-    k = spec.k
-    used = [p for p in pairs if p.usable(k, mdef)]
-    if not used:
-        raise CompareError(
-            f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
-        )
-    exact_a = [mdef.per_task(p.baseline, k) for p in used]
-    exact_b = [mdef.per_task(p.candidate, k) for p in used]
-    exact_d = [b - a for a, b in zip(exact_a, exact_b, strict=True)]  # type: ignore[operator]
-    diffs = np.array([float(d) for d in exact_d])
-    strata, small = merge_small_strata([p.domain for p in used])
-    ci = bootstrap_mean_ci(
-        diffs,
-        strata=strata,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=np.random.default_rng(_rng_seed(seed, mdef, k, 0)),
-    )
-    perm = sign_flip_test(diffs, n_resamples=n_resamples, seed=np.random.default_rng(_rng_seed(seed, mdef, k, 1)))
-    # Exact signs: a difference of 1e-15 between two pass^28 values is a real change.
-    up = sum(1 for d in exact_d if d > 0)
-    down = sum(1 for d in exact_d if d < 0)
-    better, worse = (up, down) if mdef.higher_is_better else (down, up)
-    return KComparison(
-        metric=spec.name,
-        k=k,
-        primary=primary,
-        exploratory=not primary,
-        higher_is_better=mdef.higher_is_better,
-        tasks=len(used),
-        dropped_n_lt_k=len([p for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]) - len(used),
-        baseline=_mean(exact_a),  # type: ignore[arg-type]
-        candidate=_mean(exact_b),  # type: ignore[arg-type]
-        delta=_mean(exact_d),
-        ci_low=ci.low,
-        ci_high=ci.high,
-        confidence=confidence,
-        stratified=strata is not None,
-        merged_strata=small if len({p.domain for p in used}) > 1 else [],
-        p_permutation=perm.p_value,
-        permutation_exact=perm.exact,
-        p_holm=perm.p_value,
-        improved=better,
-        regressed=worse,
-        unchanged=len(exact_d) - up - down,
-        verdict=verdict_from(ci.low, ci.high, perm.p_value, 1 - confidence, mdef.higher_is_better),
-    )
+    col = _column(pairs, spec)
+    stats = _column_stats(pairs, [col], n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
+    return _k_comparison(col, stats, confidence=confidence, primary=primary)
 
 
 def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
@@ -243,15 +345,15 @@ def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemar
     """McNemar over the pairs usable at k with the same n in both runs, on the metric's per-task event."""
     usable = [p for p in pairs if p.usable(k, mdef)]
     used = [p for p in usable if mdef.n(p.baseline) == mdef.n(p.candidate)]
-    per: dict[str, DomainDiscordant] = {}
+    per: dict[str, list[int]] = {}  # domain -> [tasks, b, c]
     for p in used:
-        dom = per.setdefault(p.domain, DomainDiscordant(domain=p.domain, tasks=0, b=0, c=0))
-        dom.tasks += 1
+        dom = per.setdefault(p.domain, [0, 0, 0])
         a_event, b_event = mdef.event(p.baseline), mdef.event(p.candidate)
-        dom.b += a_event and not b_event
-        dom.c += b_event and not a_event
-    b = sum(d.b for d in per.values())
-    c = sum(d.c for d in per.values())
+        dom[0] += 1
+        dom[1] += a_event and not b_event
+        dom[2] += b_event and not a_event
+    b = sum(d[1] for d in per.values())
+    c = sum(d[2] for d in per.values())
     res = mcnemar(b, c)
     return McNemarSummary(
         event=mdef.event_label,
@@ -262,7 +364,7 @@ def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemar
         c=c,
         p_exact=res.p_exact,
         p_midp=res.p_midp,
-        per_domain=[per[d] for d in sorted(per)],
+        per_domain=[DomainDiscordant(domain=d, tasks=per[d][0], b=per[d][1], c=per[d][2]) for d in sorted(per)],
     )
 
 
@@ -282,56 +384,79 @@ def compare_all_ks(
     seed: int,
 ) -> MetricComparison:
     """One metric at k = 1..k_max: the primary k unadjusted, the others Holm-adjusted and exploratory."""
-    ks = list(range(1, k_max + 1))
-    results = [
-        compare_metric(
-            pairs,
-            MetricSpec(kind=mdef.kind, k=k),
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            primary=k == primary_k,
+    return _compare_metrics(
+        pairs, [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
+    )[0]
+
+
+def _compare_metrics(
+    pairs: Sequence[TaskPair],
+    plans: Sequence[tuple[MetricDef, int, int]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[MetricComparison]:
+    # Every (metric, k) column first, then their statistics in one pass, so columns over the
+    # same tasks share one set of draws.
+    columns = [[_column(pairs, MetricSpec(kind=mdef.kind, k=k)) for k in range(1, k_max + 1)] for mdef, _, k_max in plans]
+    flat = [c for cols in columns for c in cols]
+    stats = iter(_column_stats(pairs, flat, n_resamples=n_resamples, confidence=confidence, seed=seed))
+    comparisons = []
+    for (mdef, primary_k, k_max), cols in zip(plans, columns, strict=True):
+        results = [_k_comparison(c, next(stats), confidence=confidence, primary=c.k == primary_k) for c in cols]
+        secondary = [r for r in results if not r.primary]
+        for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
+            r.p_holm = p
+            r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence, mdef.higher_is_better)
+        comparisons.append(
+            MetricComparison(
+                metric=mdef.kind,
+                higher_is_better=mdef.higher_is_better,
+                ks=list(range(1, k_max + 1)),
+                primary_k=primary_k,
+                results=results,
+                mcnemar=mcnemar_event(pairs, mdef, primary_k),
+            )
         )
-        for k in ks
-    ]
-    secondary = [r for r in results if not r.primary]
-    for r, p in zip(secondary, holm([r.p_permutation for r in secondary]), strict=True):
-        r.p_holm = p
-        r.verdict = verdict_from(r.ci_low, r.ci_high, p, 1 - r.confidence, mdef.higher_is_better)
-    return MetricComparison(
-        metric=mdef.kind,
-        higher_is_better=mdef.higher_is_better,
-        ks=ks,
-        primary_k=primary_k,
-        results=results,
-        mcnemar=mcnemar_event(pairs, mdef, primary_k),
-    )
+    return comparisons
 
 
-def _task_diff(pair: TaskPair, mdef: MetricDef, k: int) -> TaskDiff:
-    exact_a = mdef.per_task(pair.baseline, k) if pair.usable(k, mdef) else None
-    exact_b = mdef.per_task(pair.candidate, k) if pair.usable(k, mdef) else None
-    change: Change | None = None
-    delta: float | None = None
-    if exact_a is not None and exact_b is not None:
-        diff = exact_b - exact_a
-        delta = float(diff)
-        good = diff if mdef.higher_is_better else -diff
-        change = "improved" if good > 0 else "regressed" if good < 0 else "unchanged"
-    return TaskDiff(
-        domain=pair.domain,
-        task_id=pair.baseline.task_id,
-        policy_violation_task=pair.baseline.policy_violation_task,
-        baseline_trials=pair.baseline.trials,
-        baseline_successes=pair.baseline.successes,
-        candidate_trials=pair.candidate.trials,
-        candidate_successes=pair.candidate.successes,
-        k=k,
-        baseline=None if exact_a is None else float(exact_a),
-        candidate=None if exact_b is None else float(exact_b),
-        delta=delta,
-        change=change,
-    )
+def _diff_values(mdef: MetricDef, counts: tuple[int, int, int, int], k: int) -> dict[str, object]:
+    n_a, x_a, n_b, x_b = counts
+    if n_a < k or n_b < k:
+        return {"baseline": None, "candidate": None, "delta": None, "change": None}
+    exact_a, exact_b = mdef.exact(n_a, x_a, k), mdef.exact(n_b, x_b, k)
+    diff = exact_b - exact_a
+    good = diff if mdef.higher_is_better else -diff
+    change: Change = "improved" if good > 0 else "regressed" if good < 0 else "unchanged"
+    return {"baseline": float(exact_a), "candidate": float(exact_b), "delta": float(diff), "change": change}
+
+
+def _task_diffs(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> list[TaskDiff]:
+    # Values depend only on the tasks' counts, which few distinct tasks share: computed once each.
+    memo: dict[tuple[int, int, int, int], dict[str, object]] = {}
+    diffs = []
+    for pair in pairs:
+        a, b = pair.baseline, pair.candidate
+        counts = (mdef.n(a), mdef.count(a), mdef.n(b), mdef.count(b))
+        values = memo.get(counts)
+        if values is None:
+            values = memo[counts] = _diff_values(mdef, counts, k)
+        diffs.append(
+            TaskDiff(
+                domain=a.domain,
+                task_id=a.task_id,
+                policy_violation_task=a.policy_violation_task,
+                baseline_trials=a.trials,
+                baseline_successes=a.successes,
+                candidate_trials=b.trials,
+                candidate_successes=b.successes,
+                k=k,
+                **values,  # type: ignore[arg-type]
+            )
+        )
+    return diffs
 
 
 def _slice_label(subset: Subset, domain: str | None) -> str:
@@ -442,40 +567,32 @@ def compare_outcomes(
         raise CompareError(f"primary k {primary_k} is not available: runs {names} share k = 1..{k_max}{where}")
 
     headline_def = headline_metric()
-    headline = compare_all_ks(
-        alignment.pairs,
-        headline_def,
-        primary_k=primary_k,
-        k_max=k_max,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
-
-    d = alignment.dropped
-    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
-    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
-
-    others: list[MetricComparison] = []
+    plans = [(headline_def, primary_k, k_max)]
+    # Per other metric, in METRICS order: its plan's index, or why it is not compared.
+    other_entries: list[int | str] = []
     for mdef in (m for m in METRICS if m.compared and m is not headline_def):
         in_pool = [p for p in alignment.pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]
         if not in_pool:
             continue
         m_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in in_pool), default=0)
         if m_max == 0:
-            notes.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
+            other_entries.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
             continue
-        mc = compare_all_ks(
-            alignment.pairs,
-            mdef,
-            primary_k=default_primary_k(alignment.pairs, mdef),
-            k_max=m_max,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-        )
-        others.append(mc)
-        notes += _metric_notes(mc, alignment.pairs, False, True)
+        other_entries.append(len(plans))
+        plans.append((mdef, default_primary_k(alignment.pairs, mdef), m_max))
+    # All metrics in one pass: columns over the same tasks share their resampling draws.
+    compared = _compare_metrics(alignment.pairs, plans, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    headline = compared[0]
+    d = alignment.dropped
+    notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
+    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
+    others: list[MetricComparison] = []
+    for entry in other_entries:
+        if isinstance(entry, str):
+            notes.append(entry)
+            continue
+        others.append(compared[entry])
+        notes += _metric_notes(compared[entry], alignment.pairs, False, True)
 
     return Comparison(
         baseline=baseline_ref,
@@ -494,7 +611,7 @@ def compare_outcomes(
         results=headline.results,
         mcnemar=headline.mcnemar,
         other_metrics=others,
-        tasks=[_task_diff(p, headline_def, primary_k) for p in alignment.pairs],
+        tasks=_task_diffs(alignment.pairs, headline_def, primary_k),
     )
 
 
@@ -519,12 +636,12 @@ def compare_runs(
     if seed < 0:
         raise CompareError("the seed must be >= 0")
     base_run = runs[0]
-    base_out = task_outcomes(base_run.records)
+    base_out = run_task_outcomes(base_run)
     base_ref = run_ref(base_run)
     comparisons = [
         compare_outcomes(
             base_out,
-            task_outcomes(run.records),
+            run_task_outcomes(run),
             baseline_ref=base_ref,
             candidate_ref=run_ref(run),
             primary_k=primary_k,
@@ -549,17 +666,18 @@ def compare_runs(
     )
 
 
-def load_runs(paths: Sequence[str | Path], conversations: bool = True) -> list[Run]:
+def load_runs(paths: Sequence[str | Path], conversations: bool = True, records: bool = True) -> list[Run]:
     """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason.
 
-    ``conversations=False`` skips the records' conversations (see :func:`tauguard.store.load_run`).
+    ``conversations=False`` skips the records' conversations, ``records=False`` reads only the
+    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.store.load_run`).
     """
     from tauguard.store import RunLoadError, load_run
 
     runs = []
     for path in paths:
         try:
-            runs.append(load_run(path, conversations=conversations))
+            runs.append(load_run(path, conversations=conversations, records=records))
         except OSError as exc:
             # Unreadable records file (permissions, a directory in its place ...).
             raise RunLoadError(f"cannot read run {path}: {exc.strerror or exc}") from None

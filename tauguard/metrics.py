@@ -24,9 +24,11 @@ Pure library: imports neither tau2 nor litellm (nor numpy; this module is plain 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,8 +40,12 @@ from pydantic import (
     model_validator,
 )
 
-from tauguard.process.score import record_process
-from tauguard.records import TrialRecord, is_success
+from tauguard.outcome_index import (
+    UnitOutcome,
+    trial_success,  # noqa: F401  (re-exported: it was defined here)
+    unit_outcome,
+)
+from tauguard.records import TrialRecord
 
 if TYPE_CHECKING:
     from tauguard.store import Run
@@ -131,45 +137,65 @@ class TaskOutcome(BaseModel):
         return None if exact is None else float(exact)
 
 
-def trial_success(record: TrialRecord) -> bool:
-    """A trial's success: the record's ``success`` field, else tau2's reward criterion."""
-    return record.success if record.success is not None else is_success(record.reward)
-
-
 def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
     """Reduce trial records to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    tasks: dict[tuple[str, str], TaskOutcome] = {}
-    for rec in records:
-        key = (rec.domain, rec.task_id)
-        out = tasks.get(key)
-        if out is None:
-            out = tasks[key] = TaskOutcome(
-                domain=rec.domain, task_id=rec.task_id, policy_violation_task=rec.policy_violation_task
-            )
+    return outcomes_from_units(unit_outcome(rec) for rec in records)
+
+
+def run_task_outcomes(run: Run) -> list[TaskOutcome]:
+    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without)."""
+    return outcomes_from_units(run.unit_outcomes())
+
+
+_COUNTERS = (
+    "trials", "successes", "infra_errors", "attack_trials", "attack_successes", "attack_unknown",
+    "guard_error_trials", "process_trials", "process_valid", "process_checks", "process_satisfied",
+)
+
+
+def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
+    """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
+    # Plain counters per task, one model per task at the end: assigning model fields unit by
+    # unit costs more than the rest of the reduction on large runs.
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    rewards: dict[tuple[str, str], float] = {}
+    flags: dict[tuple[str, str], bool] = {}
+    for unit in units:
+        key = (unit.domain, unit.task_id)
+        c = counts.get(key)
+        if c is None:
+            c = counts[key] = dict.fromkeys(_COUNTERS, 0)
+            rewards[key] = 0.0
+            flags[key] = False
         # The flag describes the task's gold plan; should records disagree, any True wins so a
         # policy-violation task is never reported as a mutation task.
-        out.policy_violation_task = out.policy_violation_task or rec.policy_violation_task
-        if rec.error is not None:
-            out.infra_errors += 1
+        flags[key] = flags[key] or unit.policy_violation_task
+        if unit.error:
+            c["infra_errors"] += 1
             continue
-        out.trials += 1
-        out.successes += trial_success(rec)
-        out.reward_sum += rec.reward if rec.reward is not None else 0.0
-        process = record_process(rec)
-        out.process_trials += process is not None
-        if trial_success(rec) and process is not None:
-            out.process_valid += process.valid
-            out.process_checks += process.applicable
-            out.process_satisfied += process.satisfied
-        if any(ev.is_guard_error for ev in rec.guard_events):
-            out.guard_error_trials += 1
-        if rec.attacked:
-            if rec.attack_success is None:
-                out.attack_unknown += 1
+        c["trials"] += 1
+        c["successes"] += unit.success
+        rewards[key] += unit.reward if unit.reward is not None else 0.0
+        if unit.process is not None:
+            c["process_trials"] += 1
+            if unit.success:
+                valid, applicable, satisfied = unit.process
+                c["process_valid"] += valid
+                c["process_checks"] += applicable
+                c["process_satisfied"] += satisfied
+        c["guard_error_trials"] += unit.guard_error
+        if unit.attacked:
+            if unit.attack_success is None:
+                c["attack_unknown"] += 1
             else:
-                out.attack_trials += 1
-                out.attack_successes += rec.attack_success
-    return [tasks[key] for key in sorted(tasks)]
+                c["attack_trials"] += 1
+                c["attack_successes"] += unit.attack_success
+    return [
+        TaskOutcome(
+            domain=key[0], task_id=key[1], policy_violation_task=flags[key], reward_sum=rewards[key], **counts[key]
+        )
+        for key in sorted(counts)
+    ]
 
 
 def select(outcomes: Iterable[TaskOutcome], subset: Subset = "all", domain: str | None = None) -> list[TaskOutcome]:
@@ -221,7 +247,17 @@ class MetricDef:
     def per_task(self, outcome: TaskOutcome, k: int) -> Fraction | None:
         """The task's exact value at k, or None when it has fewer than k trials for this metric."""
         n = self.n(outcome)
-        return None if n < k else self.formula(n, self.count(outcome), k)
+        return None if n < k else self.exact(n, self.count(outcome), k)
+
+    def exact(self, n: int, x: int, k: int) -> Fraction:
+        """The exact value of a task with ``n`` trials and count ``x`` at k (``1 <= k <= n``)."""
+        return _exact_value(self.formula, n, x, k)
+
+
+@lru_cache(maxsize=65_536)
+def _exact_value(formula: Callable[[int, int, int], Fraction], n: int, x: int, k: int) -> Fraction:
+    # Tasks share few (n, count) pairs: each exact value is computed once per process.
+    return formula(n, x, k)
 
 
 # The registry: `register_metric` appends to this list in place, so every module that imported
@@ -344,12 +380,15 @@ def k_metric(outcomes: Sequence[TaskOutcome], kind: KMetricKind, k: int) -> KVal
     """
     mdef = metric_def(kind)
     pool = [o for o in outcomes if mdef.pool(o)]
-    values = [v for v in (mdef.per_task(o, k) for o in pool) if v is not None]
+    # Exact sums, so summing each distinct (n, count) once, weighted, equals the plain sum.
+    tally = Counter((mdef.n(o), mdef.count(o)) for o in pool if mdef.n(o) >= k)
+    tasks = sum(tally.values())
+    total = sum((w * mdef.exact(n, x, k) for (n, x), w in tally.items()), Fraction(0))
     return KValue(
         k=k,
-        value=float(sum(values, Fraction(0)) / len(values)) if values else None,
-        tasks=len(values),
-        excluded_tasks=len(pool) - len(values),
+        value=float(total / tasks) if tasks else None,
+        tasks=tasks,
+        excluded_tasks=len(pool) - tasks,
     )
 
 
@@ -567,13 +606,14 @@ def summarize_outcomes(
 
 def run_is_simulated(run: Run) -> bool:
     """Whether a run used the sim model (manifest flag, or any record's flag)."""
-    return run.manifest.simulated or any(r.simulated for r in run.records)
+    units = run.records if run.units is None else run.units
+    return run.manifest.simulated or any(u.simulated for u in units)
 
 
 def summarize_run(run: Run) -> RunMetrics:
     """Metrics of a loaded run, per slice, for k = 1..(largest evaluated n)."""
     return summarize_outcomes(
-        task_outcomes(run.records),
+        run_task_outcomes(run),
         run_id=run.manifest.run_id,
         strategy=run.manifest.strategy,
         simulated=run_is_simulated(run),

@@ -3,8 +3,9 @@
 - :func:`paired_bootstrap_ci` / :func:`bootstrap_mean_ci`: percentile CI of the mean per-task
   difference, resampling tasks with replacement (the same tasks for both runs, hence on the
   differences), optionally stratified so each stratum (domain) keeps its size. Vectorised: no
-  Python loop per resample. :func:`merge_small_strata` merges strata too small to stratify on.
-- :func:`sign_flip_test`: two-sided sign-flip permutation test of the mean difference, exact
+  Python loop per resample; :func:`bootstrap_mean_cis` bootstraps several columns (metrics,
+  ks) over the same tasks with the same draws. :func:`merge_small_strata` merges strata too small to stratify on.
+- :func:`sign_flip_test` / :func:`sign_flip_tests`: two-sided sign-flip permutation test of the mean difference, exact
   (all sign patterns) when the number of non-zero differences is small, Monte Carlo otherwise.
 - :func:`mcnemar`: exact McNemar test (two-sided binomial on the discordant pairs) and mid-p.
 - :func:`holm`: Holm step-down adjusted p-values.
@@ -13,18 +14,19 @@
 Ties are decided exactly or relative to the data's own scale, never by an absolute epsilon:
 per-task differences of pass^k at large k are real and can be far below 1e-12.
 
-Only numpy and scipy.special are imported: scipy.stats takes over a second to import, which
-would dominate `tauguard compare`'s wall time.
+Only numpy is imported: scipy takes 0.2 s (scipy.special) to over a second (scipy.stats) to
+import, which would dominate `tauguard compare`'s wall time; McNemar's binomial tail is summed
+exactly in integers instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BaseModel
-from scipy.special import bdtr
 
 # Bound on the number of float elements materialised at once (about 32 MB of float64).
 _CHUNK_ELEMENTS = 4_000_000
@@ -49,6 +51,77 @@ def _as_rng(seed: int | Sequence[int] | np.random.Generator | None) -> np.random
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def _row_groups(values: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the item groups of ``values`` (n, M) and how many items each group holds.
+
+    ``groups`` labels the items; items with one label must have identical rows. Without labels
+    the groups are the distinct rows.
+    """
+    if groups is None:
+        unique, counts = np.unique(values, axis=0, return_counts=True)
+        return unique, counts
+    _, first, inverse, counts = np.unique(groups, return_index=True, return_inverse=True, return_counts=True)
+    rows = values[first]
+    if not np.array_equal(rows[inverse.reshape(-1)], values):
+        raise ValueError("items with the same group label must have identical values")
+    return rows, counts
+
+
+def bootstrap_mean_distributions(
+    values: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
+) -> np.ndarray:
+    """Bootstrap distributions, shape ``(n_resamples, M)``, of the column means of ``values`` (n, M).
+
+    Every column is resampled with the same draws (common random numbers): resample r picks the
+    same tasks for every column, so the CIs of several metrics or ks over one task set are
+    consistent with each other. The draws depend only on the seed, the strata and ``groups``:
+    with the same ``groups`` labels, a column gets the same distribution alone as among others.
+    Each resample draws, within every stratum, as many items as the stratum holds, with
+    replacement; the statistic is the mean over all items, so strata keep their weight.
+
+    The draws are made on the distinct rows, not on the items: the resample's sum only depends
+    on how many times each distinct row was drawn, and for a stratum of ``n_s`` items of which
+    ``n_u`` carry row ``u`` these counts are Multinomial(n_s, n_u / n_s). That is the same
+    distribution as drawing ``n_s`` item indices, at a cost that grows with the number of distinct
+    rows (a few dozen for pass^k of 4 trials) instead of with the number of items. ``groups``
+    (one label per item; items with one label must have identical rows) fixes the grouping;
+    without it the groups are the distinct rows of ``values``.
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim == 1:
+        v = v[:, None]
+    if v.ndim != 2 or v.shape[0] == 0:
+        raise ValueError("values must be a non-empty 1-d or 2-d array (items x columns)")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be >= 1")
+    rng = _as_rng(seed)
+    labels = None if groups is None else np.asarray(groups)
+    if strata is None:
+        parts = [(v, labels)]
+    else:
+        lab = np.asarray(strata)
+        parts = [(v[lab == s], None if labels is None else labels[lab == s]) for s in np.unique(lab)]
+    totals = np.zeros((n_resamples, v.shape[1]))
+    for g, g_labels in parts:
+        rows, counts = _row_groups(g, g_labels)
+        # Chunk the resamples so that strata with many distinct rows never allocate
+        # resamples x rows at once; the loop runs over chunks (usually one), never single resamples.
+        per_chunk = max(1, _CHUNK_ELEMENTS // rows.shape[0])
+        for start in range(0, n_resamples, per_chunk):
+            stop = min(n_resamples, start + per_chunk)
+            drawn = rng.multinomial(g.shape[0], counts / g.shape[0], size=stop - start).astype(float)
+            # Column by column: a matrix product over several columns may round differently
+            # from one over a single column, and a column's CI must not depend on its neighbours.
+            for j in range(v.shape[1]):
+                totals[start:stop, j] += drawn @ rows[:, j]
+    return totals / v.shape[0]
+
+
 def bootstrap_mean_distribution(
     diffs: ArrayLike,
     *,
@@ -56,28 +129,11 @@ def bootstrap_mean_distribution(
     n_resamples: int = 10_000,
     seed: int | Sequence[int] | np.random.Generator | None = 0,
 ) -> np.ndarray:
-    """Bootstrap distribution (length ``n_resamples``) of the mean of ``diffs``.
-
-    Each resample draws, within every stratum, as many items as the stratum holds, with
-    replacement. The statistic is the mean over all items, so strata keep their weight.
-    """
+    """Bootstrap distribution (length ``n_resamples``) of the mean of ``diffs`` (see :func:`bootstrap_mean_distributions`)."""
     d = np.asarray(diffs, dtype=float)
     if d.ndim != 1 or d.size == 0:
         raise ValueError("diffs must be a non-empty 1-d array")
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be >= 1")
-    rng = _as_rng(seed)
-    groups = [d] if strata is None else [d[np.asarray(strata) == s] for s in np.unique(np.asarray(strata))]
-    totals = np.zeros(n_resamples)
-    for g in groups:
-        # Chunk the resamples so that huge strata do not allocate resamples x size at once;
-        # the loop runs over chunks (usually one), never over single resamples.
-        per_chunk = max(1, _CHUNK_ELEMENTS // g.size)
-        for start in range(0, n_resamples, per_chunk):
-            stop = min(n_resamples, start + per_chunk)
-            idx = rng.integers(0, g.size, size=(stop - start, g.size))
-            totals[start:stop] += g[idx].sum(axis=1)
-    return totals / d.size
+    return bootstrap_mean_distributions(d, strata=strata, n_resamples=n_resamples, seed=seed)[:, 0]
 
 
 def paired_bootstrap_ci(
@@ -110,22 +166,47 @@ def bootstrap_mean_ci(
     seed: int | Sequence[int] | np.random.Generator | None = 0,
 ) -> BootstrapCI:
     """Percentile CI of the mean of per-task differences (computed by the caller, e.g. exactly)."""
-    diffs = np.asarray(diffs, dtype=float)
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError("diffs must be a non-empty 1-d array")
+    return bootstrap_mean_cis(d, strata=strata, n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
+
+
+def bootstrap_mean_cis(
+    diffs: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
+) -> list[BootstrapCI]:
+    """Percentile CIs of the column means of ``diffs`` (tasks x columns), one per column.
+
+    All columns share the bootstrap draws (:func:`bootstrap_mean_distributions`, which also
+    explains ``groups``).
+    """
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim == 1:
+        d = d[:, None]
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    dist = bootstrap_mean_distribution(diffs, strata=strata, n_resamples=n_resamples, seed=seed)
+    dist = bootstrap_mean_distributions(d, strata=strata, groups=groups, n_resamples=n_resamples, seed=seed)
     alpha = 1 - confidence
-    low, high = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
+    lows, highs = np.quantile(dist, [alpha / 2, 1 - alpha / 2], axis=0)
     stratified = strata is not None and np.unique(np.asarray(strata)).size > 1
-    return BootstrapCI(
-        estimate=float(diffs.mean()),
-        low=float(low),
-        high=float(high),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        stratified=stratified,
-        seed=seed if isinstance(seed, int) else None,
-    )
+    return [
+        BootstrapCI(
+            estimate=float(np.ascontiguousarray(d[:, j]).mean()),
+            low=float(lows[j]),
+            high=float(highs[j]),
+            confidence=confidence,
+            n_resamples=n_resamples,
+            stratified=stratified,
+            seed=seed if isinstance(seed, int) else None,
+        )
+        for j in range(d.shape[1])
+    ]
 
 
 _MERGED = "\x00merged"  # label of the stratum small strata are merged into (no real domain)
@@ -180,9 +261,23 @@ class PermutationResult(BaseModel):
     n_resamples: int  # patterns evaluated (2**m when exact)
 
 
-def _count_extreme(abs_nonzero: np.ndarray, signs: np.ndarray, threshold: float) -> int:
-    sums = np.abs(signs @ abs_nonzero)
-    return int(np.count_nonzero(sums >= threshold))
+def _exact_sign_flip(d: np.ndarray) -> PermutationResult:
+    # Every sign pattern of the non-zero differences (zeros do not change under a flip).
+    observed = float(d.sum())
+    nz = np.abs(d[d != 0])
+    m = nz.size
+    if m == 0:
+        return PermutationResult(statistic=0.0, p_value=1.0, exact=True, n_resamples=1)
+    threshold = abs(observed) - 1e-9 * float(nz.sum())
+    total = 1 << m
+    hits = 0
+    per_chunk = max(1, _CHUNK_ELEMENTS // m)
+    bits = np.arange(m, dtype=np.int64)
+    for start in range(0, total, per_chunk):
+        codes = np.arange(start, min(total, start + per_chunk), dtype=np.int64)
+        signs = 1.0 - 2.0 * ((codes[:, None] >> bits) & 1)
+        hits += int(np.count_nonzero(np.abs(signs @ nz) >= threshold))
+    return PermutationResult(statistic=observed / d.size, p_value=hits / total, exact=True, n_resamples=total)
 
 
 def sign_flip_test(
@@ -205,35 +300,59 @@ def sign_flip_test(
     d = np.asarray(diffs, dtype=float)
     if d.ndim != 1 or d.size == 0:
         raise ValueError("diffs must be a non-empty 1-d array")
-    observed = float(d.sum())
-    nz = np.abs(d[d != 0])
-    m = nz.size
-    if m == 0:
-        return PermutationResult(statistic=0.0, p_value=1.0, exact=True, n_resamples=1)
-    threshold = abs(observed) - 1e-9 * float(nz.sum())
-    if m <= exact_max_nonzero:
-        total = 1 << m
-        hits = 0
-        per_chunk = max(1, _CHUNK_ELEMENTS // m)
-        bits = np.arange(m, dtype=np.int64)
-        for start in range(0, total, per_chunk):
-            codes = np.arange(start, min(total, start + per_chunk), dtype=np.int64)
-            signs = 1.0 - 2.0 * ((codes[:, None] >> bits) & 1)
-            hits += _count_extreme(nz, signs, threshold)
-        return PermutationResult(statistic=observed / d.size, p_value=hits / total, exact=True, n_resamples=total)
-    rng = _as_rng(seed)
-    hits = 0
-    per_chunk = max(1, _CHUNK_ELEMENTS // m)
-    for start in range(0, n_resamples, per_chunk):
-        rows = min(n_resamples, start + per_chunk) - start
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, m))
-        hits += _count_extreme(nz, signs, threshold)
-    return PermutationResult(
-        statistic=observed / d.size,
-        p_value=(hits + 1) / (n_resamples + 1),
-        exact=False,
-        n_resamples=n_resamples,
-    )
+    return sign_flip_tests(d, n_resamples=n_resamples, seed=seed, exact_max_nonzero=exact_max_nonzero)[0]
+
+
+def sign_flip_tests(
+    diffs: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
+    exact_max_nonzero: int = EXACT_MAX_NONZERO,
+) -> list[PermutationResult]:
+    """:func:`sign_flip_test` of every column of ``diffs`` (tasks x columns).
+
+    Columns tested by Monte Carlo share the random sign patterns (common random numbers). The
+    patterns are drawn on groups of tasks with identical rows: for a group of ``n_u`` tasks the
+    number of them flipped to + is Binomial(n_u, 1/2), the same distribution as flipping each
+    task's sign, at a cost that grows with the number of groups rather than tasks. ``groups``
+    fixes the grouping as in :func:`bootstrap_mean_distributions` (the draws then depend only on
+    the seed and the groups, so a column gets the same p alone as among others); without it the
+    groups are the distinct rows.
+    """
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim == 1:
+        d = d[:, None]
+    if d.ndim != 2 or d.shape[0] == 0:
+        raise ValueError("diffs must be a non-empty 1-d or 2-d array (tasks x columns)")
+    results: list[PermutationResult | None] = [None] * d.shape[1]
+    monte_carlo = []
+    for j in range(d.shape[1]):
+        if np.count_nonzero(d[:, j]) <= exact_max_nonzero:
+            results[j] = _exact_sign_flip(np.ascontiguousarray(d[:, j]))
+        else:
+            monte_carlo.append(j)
+    if monte_carlo:
+        rng = _as_rng(seed)
+        rows, counts = _row_groups(d, None if groups is None else np.asarray(groups))
+        cols = [np.ascontiguousarray(d[:, j]) for j in monte_carlo]  # each summed as a 1-d array
+        threshold = [abs(float(c.sum())) - 1e-9 * float(np.abs(c).sum()) for c in cols]
+        hits = np.zeros(len(monte_carlo), dtype=np.int64)
+        per_chunk = max(1, _CHUNK_ELEMENTS // rows.shape[0])
+        for start in range(0, n_resamples, per_chunk):
+            n_rows = min(n_resamples, start + per_chunk) - start
+            signed = (2 * rng.binomial(counts, 0.5, size=(n_rows, counts.size)) - counts).astype(float)
+            for i, j in enumerate(monte_carlo):  # column by column, as in the bootstrap
+                hits[i] += np.count_nonzero(np.abs(signed @ rows[:, j]) >= threshold[i])
+        for j, h in zip(monte_carlo, hits, strict=True):
+            results[j] = PermutationResult(
+                statistic=float(np.ascontiguousarray(d[:, j]).sum()) / d.shape[0],
+                p_value=(int(h) + 1) / (n_resamples + 1),
+                exact=False,
+                n_resamples=n_resamples,
+            )
+    return [r for r in results if r is not None]
 
 
 class McNemarResult(BaseModel):
@@ -260,10 +379,16 @@ def mcnemar(b: int, c: int) -> McNemarResult:
     if n == 0 or b == c:
         return McNemarResult(b=b, c=c, p_exact=1.0, p_midp=1.0)
     m = min(b, c)
-    cdf_m = float(bdtr(m, n, 0.5))
-    cdf_below = float(bdtr(m - 1, n, 0.5)) if m > 0 else 0.0
-    pmf_m = cdf_m - cdf_below
-    return McNemarResult(b=b, c=c, p_exact=min(1.0, 2 * cdf_m), p_midp=min(1.0, 2 * cdf_m - pmf_m))
+    # Exact integer arithmetic: sum_{i <= m} C(n, i) / 2**n, no special-function import.
+    term = 1  # C(n, 0)
+    below = 0  # sum_{i < m} C(n, i)
+    for i in range(m):
+        below += term
+        term = term * (n - i) // (i + 1)
+    scale = 2**n
+    p_exact = Fraction(2 * (below + term), scale)
+    p_midp = Fraction(2 * below + term, scale)
+    return McNemarResult(b=b, c=c, p_exact=min(1.0, float(p_exact)), p_midp=min(1.0, float(p_midp)))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

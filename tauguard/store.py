@@ -19,7 +19,7 @@ import fcntl
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -31,6 +31,8 @@ from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from tauguard.outcome_index import UnitOutcome
 
 MANIFEST = "manifest.json"
 RECORDS = "simulations.jsonl"
@@ -55,6 +57,25 @@ class Run:
     records: list[TrialRecord]
     skipped_lines: int = 0  # truncated or unparsable lines that were ignored
     live_pid: int | None = None  # the PID writing the run right now, if any
+    # Set when the run was loaded from its outcome index (load_run(records=False)); ``records``
+    # is then empty. Read outcomes through unit_outcomes(), which works either way.
+    units: list[UnitOutcome] | None = None
+    _derived_units: tuple[list[TrialRecord], int, list[UnitOutcome]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def unit_outcomes(self) -> list[UnitOutcome]:
+        """The latest record of each (domain, task, trial) reduced to its outcome."""
+        if self.units is not None:
+            return self.units
+        from tauguard.outcome_index import unit_outcome
+
+        # Reports reduce a run many times (per slice, per comparison): derive the units once
+        # per records list.
+        cached = self._derived_units
+        if cached is None or cached[0] is not self.records or cached[1] != len(self.records):
+            cached = self._derived_units = (self.records, len(self.records), [unit_outcome(r) for r in self.records])
+        return cached[2]
 
     @property
     def live(self) -> bool:
@@ -207,13 +228,23 @@ def read_manifest(run_dir: Path) -> Manifest:
 
 
 class RecordWriter:
-    """Appends trial records durably; one instance per run, used by the parent process."""
+    """Appends trial records durably; one instance per run, used by the parent process.
+
+    It also keeps the run's outcome index (:mod:`tauguard.outcome_index`) in step: rebuilt on
+    open when it does not match the records, then one row appended after each durable record.
+    """
 
     def __init__(self, run_dir: Path, compress: bool = True) -> None:
+        from tauguard.outcome_index import INDEX, read_index, rebuild_index
+
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
         self._repair_tail()
         self._fh = open(self.path, "a", encoding="utf-8")
+        self._end = self.path.stat().st_size
+        if read_index(self.path.parent, self._end) is None:
+            self._end = rebuild_index(self.path.parent)
+        self._index = open(self.path.parent / INDEX, "a", encoding="utf-8")
 
     def _repair_tail(self) -> None:
         # A kill during a write leaves a line without its newline; cut it so the next
@@ -227,13 +258,22 @@ class RecordWriter:
 
     def write(self, record: TrialRecord) -> None:
         """Append one record (credential values scrubbed) and make it durable before returning."""
-        self._fh.write(record_line(record, self.compress, scrub=scrub) + "\n")
+        from tauguard.outcome_index import index_line
+
+        line = record_line(record, self.compress, scrub=scrub) + "\n"
+        self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
+        # The index row follows the durable record and is not fsynced: an index that lags its
+        # records is stale, and readers then parse the records instead.
+        self._end += len(line.encode("utf-8"))
+        self._index.write(index_line(line, self._end) + "\n")
+        self._index.flush()
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the files."""
         self._fh.close()
+        self._index.close()
 
 
 def iter_records(run_dir: Path, conversations: bool = True) -> tuple[list[TrialRecord], int]:
@@ -269,19 +309,49 @@ def latest_records(records: Iterable[TrialRecord]) -> list[TrialRecord]:
     return list(latest.values())
 
 
-def load_run(run_dir: str | Path, conversations: bool = True) -> Run:
+def load_run(run_dir: str | Path, conversations: bool = True, records: bool = True) -> Run:
     """Load a run directory (manifest + deduplicated records).
 
     ``conversations=False``: records without their conversation (``simulation`` is None),
     much faster on large runs; outcomes, guard events, faults and usage are all there.
+    ``records=False``: only each unit's outcome (:attr:`Run.units`; ``records`` stays empty),
+    read from the run's outcome index when it matches the records (what `compare` and `check`
+    need, without parsing a record); otherwise the records are parsed as usual.
     """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    records, skipped = iter_records(run_dir, conversations)
+    live_pid = lock_holder(run_dir)
+    if not records:
+        indexed = _load_units(run_dir)
+        if indexed is not None:
+            units, skipped = indexed
+            return Run(path=run_dir, manifest=manifest, records=[], skipped_lines=skipped, live_pid=live_pid, units=units)
+    parsed, skipped = iter_records(run_dir, conversations and records)
     return Run(
-        path=run_dir, manifest=manifest, records=latest_records(records), skipped_lines=skipped,
-        live_pid=lock_holder(run_dir),
+        path=run_dir, manifest=manifest, records=latest_records(parsed), skipped_lines=skipped,
+        live_pid=live_pid,
     )
+
+
+def _load_units(run_dir: Path) -> tuple[list[UnitOutcome], int] | None:
+    """The latest unit outcomes and skipped lines from the outcome index, None when it is stale."""
+    from tauguard.outcome_index import read_index
+
+    path = run_dir / RECORDS
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    except OSError as exc:
+        raise RunLoadError(f"cannot read {path}: {exc.strerror}") from None
+    rows = read_index(run_dir, size)
+    if rows is None:
+        return None
+    latest: dict[tuple[str, str, int], UnitOutcome] = {}
+    for row in rows:
+        if row.unit is not None:
+            latest[row.unit.key] = row.unit
+    return list(latest.values()), sum(row.skipped for row in rows)
 
 
 def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":

@@ -219,6 +219,26 @@ def test_library_call_matches_cli(hand_runs: tuple[Path, Path]) -> None:
     assert cli["comparisons"][0]["results"] == [r.model_dump(mode="json") for r in report.comparisons[0].results]
 
 
+def test_check_and_compare_give_the_same_statistics_for_a_metric(tmp_path: Path) -> None:
+    # `check` compares one metric at one k, `compare` every k at once with shared draws: the
+    # draws depend only on the seed and the tasks, so both print the same CI and p. 40 tasks
+    # with 20+ non-zero differences put the permutation test on its Monte Carlo path.
+    from tauguard.compare import align, compare_metric
+    from tauguard.metrics import MetricSpec, task_outcomes
+
+    domains = {"airline": 15, "retail": 25}
+    a = write_run(tmp_path, "a", random_tasks(domains, trials=3, p_pass=0.4, seed=1))
+    b = write_run(tmp_path, "b", random_tasks(domains, trials=3, p_pass=0.7, seed=2))
+    runs = [load_run(a, conversations=False), load_run(b, conversations=False)]
+    report = compare_runs(runs, n_resamples=2000, seed=3).comparisons[0]
+    pairs = align(task_outcomes(runs[0].records), task_outcomes(runs[1].records)).pairs
+    assert not report.results[0].permutation_exact
+    for r in report.results:
+        alone = compare_metric(pairs, MetricSpec(kind="pass^", k=r.k), n_resamples=2000, seed=3, primary=r.primary)
+        assert (alone.ci_low, alone.ci_high, alone.p_permutation) == (r.ci_low, r.ci_high, r.p_permutation)
+        assert (alone.delta, alone.improved, alone.regressed) == (r.delta, r.improved, r.regressed)
+
+
 def test_subset_and_domain_filters(hand_runs: tuple[Path, Path]) -> None:
     a, b = hand_runs
     pv = _json(str(a), str(b), "--subset", "policy_violation")["comparisons"][0]

@@ -7,11 +7,14 @@ import pytest
 from scipy import stats as sps
 
 from tauguard.stats import (
+    bootstrap_mean_cis,
     bootstrap_mean_distribution,
+    bootstrap_mean_distributions,
     holm,
     mcnemar,
     paired_bootstrap_ci,
     sign_flip_test,
+    sign_flip_tests,
 )
 
 # Fixed vectors: per-task pass^k-like values of two runs over 40 tasks.
@@ -84,6 +87,51 @@ def test_bootstrap_chunking_covers_every_resample(monkeypatch: pytest.MonkeyPatc
     assert dist.shape == (1_001,) and np.all(dist > 0)
 
 
+def _index_bootstrap(values: np.ndarray, strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    # Slow reference: draw every item's index, stratum by stratum.
+    rng = np.random.default_rng(seed)
+    total = np.zeros(n_resamples)
+    for s in np.unique(strata):
+        g = values[strata == s]
+        total += g[rng.integers(0, g.size, size=(n_resamples, g.size))].sum(axis=1)
+    return total / values.size
+
+
+def test_grouped_bootstrap_matches_item_index_resampling() -> None:
+    # Draws on groups of equal values (multinomial counts) must give the distribution of
+    # drawing item indices: compare quantiles up to Monte Carlo error.
+    rng = np.random.default_rng(5)
+    values = rng.choice([-1.0, -0.5, 0.0, 0.0, 0.25, 1.0], size=90)
+    strata = np.repeat(["a", "b", "c"], [10, 30, 50])
+    ours = bootstrap_mean_distribution(values, strata=strata, n_resamples=40_000, seed=1)
+    ref = _index_bootstrap(values, strata, 40_000, 2)
+    qs = [0.025, 0.25, 0.5, 0.75, 0.975]
+    assert np.quantile(ours, qs) == pytest.approx(np.quantile(ref, qs), abs=0.01)
+    assert ours.std() == pytest.approx(ref.std(), rel=0.03)
+    assert ours.mean() == pytest.approx(values.mean(), abs=0.003)
+
+
+def test_columns_share_draws_and_match_single_column_runs() -> None:
+    # Common random numbers: with the same group labels, a column's CI is the same alone as
+    # among others, and columns resampled together move together.
+    rng = np.random.default_rng(6)
+    kinds = rng.integers(0, 6, size=80)
+    table = rng.normal(size=(6, 3))
+    values = table[kinds]
+    strata = np.where(np.arange(80) < 30, "x", "y")
+    together = bootstrap_mean_cis(values, strata=strata, groups=kinds, n_resamples=3_000, seed=4)
+    for j in range(3):
+        alone = bootstrap_mean_cis(values[:, j], strata=strata, groups=kinds, n_resamples=3_000, seed=4)[0]
+        assert (alone.low, alone.high) == (together[j].low, together[j].high)
+    dist = bootstrap_mean_distributions(np.column_stack([values[:, 0], 2 * values[:, 0]]), n_resamples=500, seed=0)
+    assert dist[:, 1] == pytest.approx(2 * dist[:, 0])
+    perm_together = sign_flip_tests(values, groups=kinds, n_resamples=2_000, seed=3, exact_max_nonzero=4)
+    perm_alone = sign_flip_tests(values[:, 1], groups=kinds, n_resamples=2_000, seed=3, exact_max_nonzero=4)
+    assert perm_alone[0].p_value == perm_together[1].p_value and not perm_alone[0].exact
+    with pytest.raises(ValueError, match="identical"):
+        bootstrap_mean_cis(values, groups=np.zeros(80), n_resamples=10)
+
+
 def test_bootstrap_rejects_misaligned_input() -> None:
     with pytest.raises(ValueError):
         paired_bootstrap_ci([0.0, 1.0], [1.0], n_resamples=10)
@@ -154,11 +202,16 @@ def test_mcnemar_hand_cases(b: int, c: int, p_exact: float, p_midp: float) -> No
     assert res.p_midp == pytest.approx(p_midp, rel=1e-12)
 
 
-@pytest.mark.parametrize(("b", "c"), [(10, 2), (5, 5), (0, 7), (3, 9), (1, 30), (17, 11), (40, 60)])
+@pytest.mark.parametrize(
+    ("b", "c"), [(10, 2), (5, 5), (0, 7), (3, 9), (1, 30), (17, 11), (40, 60), (700, 790), (1290, 1200)]
+)
 def test_mcnemar_matches_scipy_binomtest(b: int, c: int) -> None:
     ref = sps.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue
     assert mcnemar(b, c).p_exact == pytest.approx(ref, rel=1e-9)
     assert mcnemar(b, c).p_midp <= mcnemar(b, c).p_exact
+    m, n = min(b, c), b + c
+    mid = 2 * sps.binom.cdf(m, n, 0.5) - sps.binom.pmf(m, n, 0.5)
+    assert mcnemar(b, c).p_midp == pytest.approx(min(1.0, mid), rel=1e-9)
 
 
 def test_mcnemar_rejects_negative_counts() -> None:

@@ -89,7 +89,7 @@ def check(
             raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
         floors_config = load_floors(floors) if floors is not None else None
         paths = [run] + ([baseline] if baseline is not None else [])
-        loaded = load_runs(paths, conversations=False)
+        loaded = load_runs(paths, conversations=False, records=False)
         note_live_runs(loaded)
         report = run_gate(
             loaded[0],

@@ -52,7 +52,7 @@ def compare(
     if len(runs) < 2:
         fail("compare needs at least two runs: a baseline and a candidate")
     try:
-        loaded = load_runs(runs, conversations=False)
+        loaded = load_runs(runs, conversations=False, records=False)
         report = compare_runs(
             loaded,
             primary_k=primary_k,
