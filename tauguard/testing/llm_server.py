@@ -16,6 +16,7 @@ list consumed in order (the last item repeats) or a callable ``(request_json) ->
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +71,7 @@ class ScriptedLLMServer:
         self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._connections: set[socket.socket] = set()
 
     def _next_item(self, body: dict[str, Any]) -> Item:
         with self._lock:
@@ -88,6 +90,16 @@ class ScriptedLLMServer:
         class Handler(BaseHTTPRequestHandler):
             # Keep-alive, as real providers do: a client reuses its connections.
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
@@ -133,3 +145,12 @@ class ScriptedLLMServer:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+            # Kept-alive connections would keep their handler threads waiting for another
+            # request after the server is gone: end them.
+            with self._lock:
+                open_connections = list(self._connections)
+            for connection in open_connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
