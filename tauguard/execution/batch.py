@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
 from tauguard.execution.forkpool import WorkerLost
-from tauguard.execution.plan import UnitSpec
+from tauguard.execution.plan import UnitSpec, by_task, deal
 from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
@@ -113,10 +113,7 @@ def execute(
         if workers == 1 or backend == "threading" or inflight <= 1:
             return cc.run_threads(pending, inflight, may_start)
         return cc.run_processes_of_threads(pending, workers, inflight, backend)
-    groups: dict[tuple[str, str], list[UnitSpec]] = {}
-    for unit in pending:
-        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
-    jobs = list(groups.values())
+    jobs = by_task(pending)
     if workers == 1:
         return (rec for job in jobs for rec in run_units(job))
     for return_as in ("generator_unordered", "generator"):
@@ -157,7 +154,7 @@ def _forked(
 ) -> Iterator[dict[str, Any]]:
     # Warm this process, then fork: workers share the warm state (see forkpool).
     from tauguard.execution import concurrency as cc
-    from tauguard.execution.forkpool import ForkPool, deal
+    from tauguard.execution.forkpool import ForkPool
     from tauguard.execution.simulate import prepare
 
     prepare(pending)
@@ -175,11 +172,8 @@ def sim_jobs(pending: list[UnitSpec], workers: int) -> list[list[UnitSpec]]:
     """Sim-mode jobs: a task's trials together (one worker's per-task caches serve them all),
     split into smaller jobs, down to single (task, trial) units, when there are too few tasks
     to keep every worker busy (e.g. one task with many trials)."""
-    groups: dict[tuple[str, str], list[UnitSpec]] = {}
-    for unit in pending:
-        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
     size = max(1, -(-len(pending) // (4 * workers)))
-    return [units[i : i + size] for units in groups.values() for i in range(0, len(units), size)]
+    return [units[i : i + size] for units in by_task(pending) for i in range(0, len(units), size)]
 
 
 def _worker_setup(backend: str) -> Any:

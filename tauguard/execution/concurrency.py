@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterator
 
-from tauguard.execution.plan import UnitSpec
+from tauguard.execution.plan import UnitSpec, deal
 
 # Simulations in flight per worker process when --concurrency is not given and a real LLM
 # is in play (a sim run uses one per process).
@@ -124,13 +124,7 @@ def run_processes_of_threads(
 
     from joblib import Parallel, delayed
 
-    by_task: dict[tuple[str, str], list[UnitSpec]] = {}
-    for unit in pending:
-        by_task.setdefault((unit.domain, unit.task_id), []).append(unit)
-    chunks: list[list[UnitSpec]] = [[] for _ in range(workers)]
-    for i, units in enumerate(by_task.values()):
-        chunks[i % workers].extend(units)
-    chunks = [c for c in chunks if c]
+    chunks = deal(pending, workers)
     threads = max(1, concurrency // max(1, len(chunks)))
     manager = multiprocessing.Manager()
     records: Any = manager.Queue()

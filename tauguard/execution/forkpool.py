@@ -177,16 +177,4 @@ class ForkPool:
             self._executor.shutdown(wait=True)
 
 
-def deal(pending: list[UnitSpec], workers: int) -> list[list[UnitSpec]]:
-    """Units dealt by task over ``workers`` shares (all trials of a task in one share, so the
-    worker's per-task caches serve every trial)."""
-    by_task: dict[tuple[str, str], list[UnitSpec]] = {}
-    for unit in pending:
-        by_task.setdefault((unit.domain, unit.task_id), []).append(unit)
-    shares: list[list[UnitSpec]] = [[] for _ in range(workers)]
-    for i, units in enumerate(by_task.values()):
-        shares[i % workers].extend(units)
-    return [s for s in shares if s]
-
-
-__all__ = ["ForkPool", "WorkerLost", "available", "deal"]
+__all__ = ["ForkPool", "WorkerLost", "available"]

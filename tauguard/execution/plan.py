@@ -49,3 +49,20 @@ class UnitSpec(BaseModel):
     def trial_seed(self) -> int:
         """The seed given to tau2's orchestrator (and LLM calls) for this trial."""
         return self.seed * 1000 + self.trial
+
+
+def by_task(units: list[UnitSpec]) -> list[list[UnitSpec]]:
+    """Units grouped by (domain, task), in first-seen order: a worker given a task's units
+    computes the task's caches (gold side, sim plan) once for all its trials."""
+    groups: dict[tuple[str, str], list[UnitSpec]] = {}
+    for unit in units:
+        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
+    return list(groups.values())
+
+
+def deal(units: list[UnitSpec], shares: int) -> list[list[UnitSpec]]:
+    """Units dealt by task over ``shares`` (all trials of a task in one share); empty shares dropped."""
+    out: list[list[UnitSpec]] = [[] for _ in range(shares)]
+    for i, group in enumerate(by_task(units)):
+        out[i % shares].extend(group)
+    return [share for share in out if share]

@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable, Iterator, Protocol
 
 from tauguard.errors import TauguardInputError
-from tauguard.execution.plan import UnitSpec
+from tauguard.execution.plan import UnitSpec, by_task
 from tauguard.secrets import scrub
 
 Job = list[UnitSpec]
@@ -52,10 +52,7 @@ def jobs_of(pending: list[UnitSpec], per_task: bool) -> list[Job]:
     """Units grouped into jobs: a task's units together (``per_task``), else one unit each."""
     if not per_task:
         return [[unit] for unit in pending]
-    groups: dict[tuple[str, str], Job] = {}
-    for unit in pending:
-        groups.setdefault((unit.domain, unit.task_id), []).append(unit)
-    return list(groups.values())
+    return by_task(pending)
 
 
 def run_job(job: Job) -> list[dict[str, Any]]:
