@@ -129,17 +129,23 @@ def main() -> None:
                     "strategy": "react", "domains": ["airline"], "trials": trials, "agent_llm": "openai/loop-agent",
                     "user_llm": "openai/loop-user", "workers": args.workers, "concurrency": level, "out": out,
                     "name": f"c{level}", "num_tasks": sims // trials,
-                    "llm_args": {"agent": {"api_base": api_base}, "user": {"api_base": api_base}},
+                    # A completion takes 1 s here: one not answered in 30 s is lost, and
+                    # is retried instead of waiting out litellm's 600 s default.
+                    "llm_args": {"agent": {"api_base": api_base, "timeout": 30},
+                                 "user": {"api_base": api_base, "timeout": 30}},
                 }
                 memory = _PeakMemory(server.pid or -1)
                 memory.start()
                 stamps: list[float] = []
+                retries: list[int] = []
                 begun: list[float] = []
                 t0 = time.perf_counter()
                 run_plan = lifecycle.plan(config)
                 result = lifecycle.execute(
                     run_plan, on_start=lambda done: begun.append(time.perf_counter()),
-                    on_record=lambda rec, prog: stamps.append(time.perf_counter()),
+                    on_record=lambda rec, prog: (
+                        stamps.append(time.perf_counter()), retries.append(sum(u.retries for u in rec.usage.values()))
+                    ),
                 )
                 memory.running = False
                 memory.join()
@@ -148,7 +154,7 @@ def main() -> None:
             achieved = n / wall
             ideal = level / (CALLS_PER_SIM * args.latency)
             row = {
-                "C": level, "workers": args.workers, "sims": n, "errors": errors,
+                "C": level, "workers": args.workers, "sims": n, "errors": errors, "retries": sum(retries),
                 "start_s": round(begun[0] - t0, 2), "first_record_s": round(stamps[0] - begun[0], 2),
                 "wall_s": round(wall, 1), "sims_per_s": round(achieved, 2), "ideal": round(ideal, 2),
                 "achieved_over_ideal": round(achieved / ideal, 3), "peak_pss_mb": round(max(memory.peak, 0)),
