@@ -43,6 +43,10 @@ def is_success(reward: float | None) -> bool:
     return reward is not None and (1 - SUCCESS_TOLERANCE) <= reward <= (1 + SUCCESS_TOLERANCE)
 
 
+# The roles whose LLM usage a record books, in display order (tauguard.llm_call).
+USAGE_ROLES = ("agent", "user", "guard", "attacker")
+
+
 class RoleUsage(BaseModel):
     """Cost and tokens of one role (agent, user, guard, attacker) in one trial."""
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable
 from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
-from tauguard.records import Manifest, TrialRecord, record_line
+from tauguard.records import USAGE_ROLES, Manifest, TrialRecord, record_line
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
@@ -391,7 +391,7 @@ def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":
             row[f"n_{verdict.lower()}"] = sum(
                 1 for e in rec.guard_events if e.verdict is not None and e.verdict.value == verdict
             )
-        for role in ("agent", "user", "guard"):
+        for role in USAGE_ROLES:
             usage = rec.usage.get(role)
             row[f"{role}_cost"] = usage.cost if usage else 0.0
             row[f"{role}_prompt_tokens"] = usage.prompt_tokens if usage else 0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.records import Manifest, TrialRecord, is_success
+from tauguard.records import Manifest, RoleUsage, TrialRecord, is_success
 from tauguard.store import RecordWriter, RunLoadError, completed_keys, load_run, load_run_frame, write_manifest
 
 
@@ -69,12 +69,15 @@ def test_frame_has_one_row_per_trial(tmp_path: Path):
     w = RecordWriter(tmp_path)
     for t in ("1", "2"):
         for k in (0, 1):
-            w.write(_rec(t, k, reward=float(k)))
+            rec = _rec(t, k, reward=float(k))
+            rec.usage["attacker"] = RoleUsage(cost=0.25, prompt_tokens=70, completion_tokens=8, calls=1)
+            w.write(rec)
     w.close()
     df = load_run_frame(tmp_path)
     assert len(df) == 4
     assert df["success"].sum() == 2
     assert {"agent_cost", "guard_prompt_tokens", "n_block"} <= set(df.columns)
+    assert df["attacker_cost"].sum() == 1.0 and df["attacker_prompt_tokens"].sum() == 280  # every usage role
 
 
 def test_missing_and_corrupt_runs_raise_one_line_errors(tmp_path: Path):

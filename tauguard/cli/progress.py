@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tauguard.records import USAGE_ROLES
+
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
     from tauguard.records import TrialRecord
-
-ROLE_ORDER = ("agent", "user", "guard", "attacker")
 
 
 def _tokens(n: int) -> str:
@@ -48,7 +48,7 @@ class UsageTally:
 
     def render(self) -> str:
         """One compact line; empty when no LLM was called (sim runs)."""
-        roles = sorted(self.tokens, key=lambda r: (ROLE_ORDER.index(r) if r in ROLE_ORDER else len(ROLE_ORDER), r))
+        roles = sorted(self.tokens, key=lambda r: (USAGE_ROLES.index(r) if r in USAGE_ROLES else len(USAGE_ROLES), r))
         parts = []
         if roles:
             parts.append("cost " + " ".join(f"{r} ${self.cost[r]:.4f}" for r in roles))
@@ -105,11 +105,13 @@ class RunDisplay:
             return
         elapsed = time.perf_counter() - progress.started
         remaining = progress.total - progress.done
-        per = elapsed / max(progress.scored + progress.errors, 1)
+        finished = progress.scored + progress.errors
+        # An estimate from the first unit or two is mostly start-up: wait for a few.
+        eta = f"{elapsed / finished * remaining:.0f}s" if finished >= 3 else "-"
         status = "ERROR" if record.error else ("pass" if record.success else "fail")
         typer.echo(
             f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "
-            f"| {stats} | eta {per * remaining:.0f}s",
+            f"| {stats} | eta {eta}",
             err=True,
         )
 
