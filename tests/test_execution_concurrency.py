@@ -43,6 +43,8 @@ def test_trials_run_concurrently_in_one_process(tmp_path: Path, monkeypatch):
 def test_parallelism_defaults_per_mode():
     assert not threaded("sim", "sim", None) and threaded("sim", "openai/x", None) and threaded("sim", "sim", "openai/g")
     assert describe(2, None, False).startswith("2 simulations in flight: 2 worker processes")
+    assert describe(2, 32, True, "ray").startswith("32 simulations in flight: one ray task each")
+    assert describe(4, None, False, "dask").startswith("at most 8 jobs")
     assert describe(2, None, True).startswith("16 simulations in flight: threads in 2 process(es)")
 
 

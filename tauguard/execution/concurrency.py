@@ -37,9 +37,13 @@ def default_concurrency(workers: int, is_threaded: bool) -> int:
     return workers * DEFAULT_THREADS_PER_WORKER if is_threaded else workers
 
 
-def describe(workers: int, concurrency: int | None, is_threaded: bool) -> str:
-    """The plan's line about parallelism."""
+def describe(workers: int, concurrency: int | None, is_threaded: bool, backend: str | None = None) -> str:
+    """The plan's line about parallelism (``backend`` ray/dask: jobs on the cluster's workers)."""
     c = concurrency or default_concurrency(workers, is_threaded)
+    if backend in ("ray", "dask"):
+        if is_threaded:
+            return f"{c} simulations in flight: one {backend} task each on the cluster (real LLM: I/O bound)"
+        return f"at most {2 * workers} jobs (a task's trials each) queued on {workers} {backend} workers (sim mode: CPU bound)"
     if not is_threaded:
         return f"{c} simulations in flight: {min(c, workers)} worker processes (sim mode: CPU bound)"
     procs = max(1, min(workers, c))

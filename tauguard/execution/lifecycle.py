@@ -78,7 +78,7 @@ class RunPlan:
             lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
         if is_cluster(c.backend):
             lines.append(f"engine:    {describe_engine(c.backend, c.address, c.workers)}")
-        lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm))}")
+        lines.append(f"parallel:  {describe_parallelism(c.workers, c.concurrency, threaded(c.agent_llm, c.user_llm, c.guard_llm), c.backend)}")
         if c.rate_limits:
             shown = ", ".join(f"{m} {v[0]:g} rpm" + (f" {v[1]:g} tpm" if len(v) > 1 else "") for m, v in c.rate_limits.items())
             lines.append(f"limits:    {shown}; {c.max_retries} retries per completion")
