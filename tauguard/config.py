@@ -170,9 +170,9 @@ class RunConfig(BaseModel):
     def _resolve_auto(cls, value: str) -> str:
         if value != "auto":
             return value
-        from tauguard.execution.forkpool import available
+        from tauguard.execution.forkpool import FORK, available
 
-        return "fork" if available() else "loky"
+        return FORK if available() else "loky"
 
     @property
     def simulated(self) -> bool:

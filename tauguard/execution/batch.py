@@ -18,15 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
-from tauguard.execution.forkpool import WorkerLost
+from tauguard.execution.forkpool import FORK, WorkerLost
 from tauguard.execution.plan import UnitSpec, by_task, deal
 from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
 from tauguard.attacks.runtime import attack_spec
-
-FORK = "fork"  # tauguard's own backend: workers forked from the warm run process
 
 
 def now_iso() -> str:

@@ -131,8 +131,7 @@ def known_backends() -> list[str]:
     """Backend names: tauguard's ``fork`` (where the platform forks) and joblib's registered ones."""
     from joblib import parallel
 
-    from tauguard.execution.batch import FORK
-    from tauguard.execution.forkpool import available
+    from tauguard.execution.forkpool import FORK, available
 
     names = set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {}))
     return sorted(names | ({FORK} if available() else set()))

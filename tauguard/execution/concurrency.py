@@ -39,8 +39,10 @@ def default_concurrency(workers: int, is_threaded: bool) -> int:
 
 def describe(workers: int, concurrency: int | None, is_threaded: bool, backend: str | None = None) -> str:
     """The plan's line about parallelism (``backend`` ray/dask: jobs on the cluster's workers)."""
+    from tauguard.execution.engines import is_cluster
+
     c = concurrency or default_concurrency(workers, is_threaded)
-    if backend in ("ray", "dask"):
+    if backend is not None and is_cluster(backend):
         if is_threaded:
             return f"{c} simulations in flight: one {backend} task each on the cluster (real LLM: I/O bound)"
         return f"at most {2 * workers} jobs (a task's trials each) queued on {workers} {backend} workers (sim mode: CPU bound)"

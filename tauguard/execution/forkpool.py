@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator
 
 from tauguard.execution.plan import UnitSpec
 
+FORK = "fork"  # the backend's name (--backend fork)
 _RESULTS: Any = None  # the child's end of the results queue (set by the initializer)
 _STOP: Any = None  # set by the parent when no new unit may start (budget reached)
 _DONE = ("job-done",)
@@ -177,4 +178,4 @@ class ForkPool:
             self._executor.shutdown(wait=True)
 
 
-__all__ = ["ForkPool", "WorkerLost", "available"]
+__all__ = ["FORK", "ForkPool", "WorkerLost", "available"]

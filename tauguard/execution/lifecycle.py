@@ -18,6 +18,7 @@ from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.engines import describe as describe_engine
 from tauguard.execution.engines import is_cluster
+from tauguard.execution.forkpool import FORK
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
@@ -74,7 +75,7 @@ class RunPlan:
             + (f", rates {rates}" if rates else "") + ")"
         )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
-        if c.backend == "fork" and c.workers > 1:
+        if c.backend == FORK and c.workers > 1:
             lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
         if is_cluster(c.backend):
             lines.append(f"engine:    {describe_engine(c.backend, c.address, c.workers)}")
