@@ -141,6 +141,7 @@ class ForkPool:
                 open_jobs -= 1
                 done = {f for f in running if f.done()}
                 running -= done
+                self._raise_if_lost(done)
                 for future in done:
                     future.result()  # a job's own exception (run_unit never raises) surfaces here
                 while len(running) < 2 * self.workers and submit():
@@ -156,12 +157,17 @@ class ForkPool:
             return self._results.get(timeout=0.2)
         except queue.Empty:
             pass
-        if any(f.done() and isinstance(f.exception(), BrokenProcessPool) for f in running):
+        self._raise_if_lost(running)
+        return None
+
+    def _raise_if_lost(self, futures: set[Future[int]]) -> None:
+        # A dead worker breaks the whole executor: every pending future fails with
+        # BrokenProcessPool, whichever of them the caller looks at first.
+        if any(f.done() and isinstance(f.exception(), BrokenProcessPool) for f in futures):
             codes = [p.exitcode for p in getattr(self._executor, "_processes", {}).values() if p.exitcode]
             # the executor stops the surviving workers itself (SIGTERM): name the one that died
             codes.sort(key=lambda code: code == -signal.SIGTERM)
             raise WorkerLost(f"a worker process died (exit code {codes[0]})" if codes else "a worker process died")
-        return None
 
     def close(self, cancel: bool = False) -> None:
         """Stop the workers: at once when ``cancel`` (interrupt, error), else once idle."""
