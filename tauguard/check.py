@@ -321,6 +321,8 @@ def check_baseline(
             else "not shown worse than the baseline"
         )
         threshold = 0.0
+    if mdef.note:
+        message += f" ({mdef.note})"
     check = CheckResult(
         name=f"{mode} {spec.name} vs baseline {baseline.manifest.run_id}",
         kind=mode,
@@ -374,6 +376,9 @@ def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[CheckResu
                 message = (
                     f"{floor.metric} on {label} = {value:.3f} ({'meets' if passed else 'violates'} {floor.describe()})"
                 )
+            spec = parse_metric(floor.metric)
+            if spec.definition is not None and spec.definition.note:
+                message += f" ({spec.definition.note})"
             checks.append(
                 CheckResult(
                     name=name,

@@ -408,6 +408,7 @@ def _compare_metrics(
                 primary_k=primary_k,
                 results=results,
                 mcnemar=mcnemar_event(pairs, mdef, primary_k),
+                note=mdef.note,
             )
         )
     return comparisons

@@ -156,6 +156,7 @@ class MetricComparison(BaseModel):
     primary_k: int
     results: list[KComparison]
     mcnemar: McNemarSummary
+    note: str | None = None  # the MetricDef's note (process_valid^: "tauguard's extension ...")
 
 
 class TaskDiff(BaseModel):

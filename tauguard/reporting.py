@@ -116,6 +116,7 @@ def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
     )
     lines = [
         title,
+        *([f"note: {mdef.note}"] if mdef.note else []),
         "",
         tabulate(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
         "",
