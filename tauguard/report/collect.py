@@ -31,6 +31,7 @@ from tauguard.metrics import (
     task_outcomes,
     trial_success,
 )
+from tauguard.pairing import PairingDifference
 from tauguard.records import TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
@@ -433,7 +434,12 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     if len(runs) > 1:
         data.compare_json, data.deltas, notes = _comparisons(runs, opts)
         if data.compare_json is not None:
-            notes = [n for c in data.compare_json["comparisons"] for n in c["notes"]] + notes
+            comps = data.compare_json["comparisons"]
+            # Unpaired runs (tauguard.pairing): one warning per manifest field that differs.
+            notes = [
+                "warning: " + PairingDifference(**d).warning(c["baseline"]["run_id"], c["candidate"]["run_id"])
+                for c in comps for d in c.get("pairing", [])
+            ] + [n for c in comps for n in c["notes"]] + notes
             data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
         data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)
