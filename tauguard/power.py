@@ -85,13 +85,20 @@ class _Model:
     def __init__(self, p: np.ndarray, q: np.ndarray | None, k: int) -> None:
         self.p, self.q, self.k = p, q, k
 
+    # Scales λ of the second run's per-task change: fine up to 1, then geometric. Clipping at
+    # 0 and 1 makes Δ(λ) non-monotone (tasks that got worse hit 0 first), so it is searched on a grid.
+    _LAMBDAS = np.concatenate([np.linspace(0, 1, 201), np.geomspace(1.01, 1e3, 200)])
+
+    def _delta_at(self, lam: float) -> float:
+        assert self.q is not None
+        return _population(np.clip(self.p + lam * (self.q - self.p), 0, 1), self.k) - _population(self.p, self.k)
+
     def max_delta(self, sign: int) -> float:
         """The largest |Δ| of that sign the model can produce."""
         base = _population(self.p, self.k)
         if self.q is None:
             return base if sign < 0 else 1 - base
-        far = np.clip(self.p + 1e3 * (self.q - self.p), 0, 1)  # every task pushed to its bound
-        return abs(_population(far, self.k) - base)
+        return max(0.0, max(sign * self._delta_at(lam) for lam in self._LAMBDAS))
 
     def candidate(self, delta: float) -> tuple[np.ndarray, float]:
         """Per-task candidate rates and, without a second run, the per-task break/fix probability."""
@@ -99,12 +106,14 @@ class _Model:
         if self.q is None:
             r = -delta / base if delta < 0 else delta / (1 - base)
             return self.p, float(r)
-        lo, hi = 0.0, 1e3
-        for _ in range(100):  # bisection on λ: the population Δ grows with λ
-            mid = (lo + hi) / 2
-            got = _population(np.clip(self.p + mid * (self.q - self.p), 0, 1), self.k) - base
-            lo, hi = (mid, hi) if abs(got) < abs(delta) else (lo, mid)
-        return np.clip(self.p + hi * (self.q - self.p), 0, 1), 0.0
+        sign = 1 if delta > 0 else -1
+        # The first grid λ reaching |Δ|, refined by bisection against its predecessor.
+        hi = next(i for i, lam in enumerate(self._LAMBDAS) if sign * self._delta_at(lam) >= abs(delta) - 1e-12)
+        lo_lam, hi_lam = (self._LAMBDAS[hi - 1] if hi else 0.0), self._LAMBDAS[hi]
+        for _ in range(60):
+            mid = (lo_lam + hi_lam) / 2
+            lo_lam, hi_lam = (mid, hi_lam) if sign * self._delta_at(mid) < abs(delta) else (lo_lam, mid)
+        return np.clip(self.p + hi_lam * (self.q - self.p), 0, 1), 0.0
 
 
 def _power(

@@ -263,6 +263,7 @@ def test_compare_check_show_report_import_neither_tau2_nor_litellm(hand_runs: tu
             ["compare", {str(a)!r}, {str(b)!r}, "--resamples", "200"],
             ["check", {str(b)!r}, "--baseline", {str(a)!r}, "--resamples", "200", "--floors", {str(floors)!r}, "--allow-unpaired"],
             ["show", {str(a)!r}],
+            ["power", {str(a)!r}, "--delta", "-0.1", "--simulations", "200"],
             ["report", {str(a)!r}, {str(b)!r}, "-o", {str(tmp_path / "report.html")!r}, "--resamples", "200"],
         ):
             res = runner.invoke(app, args)
