@@ -43,7 +43,7 @@ def _fault_profile(m: Manifest) -> Any:
     # The profile's name and its rates: a TOML profile of the same name with other rates is a
     # different profile. Uptake is its own field below.
     fp = m.fault_profile or {}
-    return (fp.get("name"), fp.get("forbidden_write"), repr(sorted((fp.get("rates") or {}).items())))
+    return (fp.get("name"), fp.get("forbidden_write"), tuple(sorted((fp.get("rates") or {}).items())))
 
 
 def _uptake(m: Manifest) -> Any:
@@ -73,7 +73,7 @@ def _task_ids(m: Manifest) -> Any:
     return {domain: sorted(ids) for domain, ids in sorted(m.task_ids.items())}
 
 
-# (label, getter, how to show a value): the fields pairing needs, in the order they are reported.
+# (label, getter): the fields pairing needs, in the order they are reported.
 FIELDS: list[tuple[str, Callable[[Manifest], Any]]] = [
     ("seed", lambda m: m.seed),
     ("fault profile", _fault_profile),
@@ -92,7 +92,7 @@ def _show(label: str, value: Any) -> str:
         return "not recorded"
     if label == "fault profile":
         name, forbidden, rates = value
-        return f"{name!s} (forbidden_write {forbidden}, rates {rates})"
+        return f"{name!s} ({len(rates)} fault rate(s), forbidden_write {forbidden})"
     if label == "attack":
         tactic, attack_set, llm = value
         if tactic is None:
@@ -118,6 +118,12 @@ def pairing_differences(baseline: Manifest, candidate: Manifest) -> list[Pairing
             continue
         if label == "task ids":
             shown_a, shown_b = _task_ids_detail(a, b)
+        elif label == "fault profile" and (a[0], a[1], len(a[2])) == (b[0], b[1], len(b[2])):
+            # Same name and size: name the rates that differ.
+            rates_a, rates_b = dict(a[2]), dict(b[2])
+            keys = sorted(k for k in rates_a.keys() | rates_b.keys() if rates_a.get(k) != rates_b.get(k))
+            shown_a = f"{a[0]} with " + ", ".join(f"{k} {rates_a.get(k)}" for k in keys)
+            shown_b = f"{b[0]} with " + ", ".join(f"{k} {rates_b.get(k)}" for k in keys)
         else:
             shown_a, shown_b = _show(label, a), _show(label, b)
         diffs.append(PairingDifference(field=label, baseline=shown_a, candidate=shown_b))

@@ -26,6 +26,8 @@ from tauguard.metrics import (
     KMetricKind,
     Subset,
     TaskOutcome,
+    common_k,
+    metric_def,
     run_is_simulated,
     select,
     task_outcomes,
@@ -233,7 +235,8 @@ def _panels(
             chosen = select(outs, subset, dom)
             if kind == "asr@" and not any(o.is_attacked for o in chosen):
                 continue
-            k_max = max((o.attack_trials if kind == "asr@" else o.trials for o in chosen), default=0)
+            # tau2's rule, as in `show`: up to the smallest trial count, every k over the same tasks.
+            k_max = common_k(chosen, metric_def(kind))
             if not chosen or k_max == 0:
                 continue
             curves.append(
