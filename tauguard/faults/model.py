@@ -15,6 +15,8 @@ FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
+# What the write contract derives a generic fault's scope from (tools and violated clauses).
+DerivedScope = Literal["target_reads", "confirmation"]
 # LedgerAgent's error analysis (shared/papers/ledger-gate_ledgeragent.md, §6) splits failures
 # into missed required actions, wrong action arguments and everything else; fault profiles
 # order their mix by it (tests/test_fault_catalog.py).
@@ -49,6 +51,25 @@ class FaultSpec(BaseModel):
     # Set when tau2's tool itself rejects this violation (an "E" predicate): a substring of
     # the error the faulty call gets. Empty = the environment accepts the faulty call.
     tool_error: str = ""
+    # Set on generic faults whose scope is the write contract's (tauguard.domains.contract):
+    # "target_reads" = the writes with target or prior reads, violating their target clauses;
+    # "confirmation" = the writes that need an explicit yes, violating the confirmation clause.
+    # ``tools``, ``domain_tools`` and ``clauses`` are then derived, never written in the file.
+    derive: DerivedScope | None = None
+    # Per domain, per tool: the clauses a derived fault violates on that write.
+    tool_clauses: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_scope(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or not value.get("derive"):
+            return value
+        for key in ("clauses", "domain_tools", "tool_clauses"):
+            if value.get(key):
+                raise ValueError(f"fault {value.get('id')}: '{key}' is derived from the write contract (derive = {value['derive']!r})")
+        if value.get("tools", ["*"]) != ["*"]:
+            raise ValueError(f"fault {value.get('id')}: tools are derived from the write contract (derive = {value['derive']!r})")
+        return {**value, "tools": ["*"], **derived_scope(value["derive"])}
 
     @field_validator("clauses", mode="before")
     @classmethod
@@ -86,9 +107,35 @@ class FaultSpec(BaseModel):
         tools = self.domain_tools.get(domain, self.tools)
         return "*" in tools or tool in tools
 
-    def clause(self, domain: str) -> str:
+    def clause_ids(self, domain: str, tool: str | None = None) -> list[str]:
+        """The clauses the fault violates in ``domain`` (on a write of ``tool``, for derived scopes)."""
+        if tool is not None and tool in self.tool_clauses.get(domain, {}):
+            return self.tool_clauses[domain][tool]
+        return self.clauses.get(domain, [])
+
+    def clause(self, domain: str, tool: str | None = None) -> str:
         """The verbatim text of the violated clauses in ``domain`` ("" for none)."""
-        return domains.quote(self.clauses.get(domain, []))
+        return domains.quote(self.clause_ids(domain, tool))
+
+
+def derived_scope(kind: DerivedScope) -> dict[str, Any]:
+    """``domain_tools``, ``clauses`` and ``tool_clauses`` of a generic fault, from the write contract."""
+    from tauguard.domains.contract import contract, contract_domains  # the contract loads the packs first
+
+    domain_tools: dict[str, list[str]] = {}
+    tool_clauses: dict[str, dict[str, list[str]]] = {}
+    for domain in contract_domains():
+        per_tool: dict[str, list[str]] = {}
+        for w in contract(domain).write:
+            if kind == "confirmation" and w.confirmation is not None:
+                per_tool[w.tool] = [w.confirmation.clause]
+            elif kind == "target_reads" and (w.targets or w.prior):
+                per_tool[w.tool] = sorted({t.clause for t in w.targets} or {p.clause for p in w.prior})
+        if per_tool:
+            domain_tools[domain] = list(per_tool)
+            tool_clauses[domain] = per_tool
+    clauses = {d: sorted({c for ids in t.values() for c in ids}) for d, t in tool_clauses.items()}
+    return {"domain_tools": domain_tools, "clauses": clauses, "tool_clauses": tool_clauses}
 
 
 class Temptation(BaseModel):
