@@ -56,8 +56,12 @@ class FaultSpec(BaseModel):
     # "confirmation" = the writes that need an explicit yes, violating the confirmation clause.
     # ``tools``, ``domain_tools`` and ``clauses`` are then derived, never written in the file.
     derive: DerivedScope | None = None
-    # Per domain, per tool: the clauses a derived fault violates on that write.
+    # Per domain, per tool: the clauses the fault violates on that write, where they differ from
+    # ``clauses`` (always so for a derived scope).
     tool_clauses: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    # For kind "call": the tool of the faulty call, when it is not the write it replaces (a
+    # certificate sent instead of a change): the clause citations are about that tool.
+    emits: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -98,7 +102,26 @@ class FaultSpec(BaseModel):
             raise ValueError(f"fault {self.id}: skip_tools is for kind 'skip_read' only")
         if self.domain != "*" and set(self.clauses) != {self.domain}:
             raise ValueError(f"fault {self.id}: clauses must be given for its domain {self.domain} only")
+        if self.emits is not None and self.kind != "call":
+            raise ValueError(f"fault {self.id}: emits is for kind 'call' only")
+        self._check_against_contract()
         return self
+
+    def _check_against_contract(self) -> None:
+        """Every tool a write of the contract, every (tool, clause) within the clause's scope."""
+        from tauguard.domains.consistency import check_scope, check_write  # loads the contracts lazily
+
+        for domain in self.clauses:
+            tools = self.domain_tools.get(domain, self.tools)
+            for tool in tools:
+                if tool == "*":
+                    continue
+                where = f"fault {self.id} ({domain}, {tool})"
+                check_write(domain, tool, where)
+                if self.emits is not None:
+                    check_write(domain, self.emits, where)
+                for cid in self.clause_ids(domain, tool):
+                    check_scope(domain, [self.emits or tool], cid, where)
 
     def applies_to(self, domain: str, tool: str) -> bool:
         """Whether the fault can replace or precede a write of ``tool`` in ``domain``."""
@@ -156,6 +179,15 @@ class Temptation(BaseModel):
     def _clause_resolves(cls, value: str) -> str:
         domains.clause(value)  # UnknownClauseError (a ValueError) on an id no pack defines
         return value
+
+    @model_validator(mode="after")
+    def _within_scope(self) -> "Temptation":
+        from tauguard.domains.consistency import check_scope, check_write
+
+        domain, where = self.clause_id.split(".", 1)[0], f"temptation {self.task_id}"
+        check_write(domain, self.name, where)
+        check_scope(domain, [self.name], self.clause_id, where)
+        return self
 
     @property
     def clause(self) -> str:
