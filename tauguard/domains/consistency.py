@@ -25,7 +25,9 @@ def _known(domain: str) -> bool:
 def check_scope(domain: str, tools: Iterable[str], clause_id: str, where: str) -> None:
     """The clause must constrain at least one of ``tools`` (its ``tools`` in the policy pack).
 
-    ``tools`` are the WRITE tools the citing entry is about ("*" entries are not checked).
+    ``tools`` are the WRITE tools the citing entry is about ("*" entries are not checked). A
+    clause that constrains no agent write (a conduct rule, a device fix of the technical-support
+    manual) has no scope to leave and is not checked.
     """
     wanted = [t for t in tools if t != "*"]
     if not wanted or not _known(domain):
@@ -34,7 +36,7 @@ def check_scope(domain: str, tools: Iterable[str], clause_id: str, where: str) -
         scope = clause(clause_id).tools
     except UnknownClauseError:
         raise ContractError(f"{where}: cites unknown clause '{clause_id}'") from None
-    if not any(t in scope for t in wanted):
+    if scope and not any(t in scope for t in wanted):
         raise ContractError(
             f"{where}: cites {clause_id} for {', '.join(wanted)}, outside its scope ({', '.join(scope) or 'no write tools'})"
         )
