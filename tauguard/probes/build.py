@@ -152,7 +152,7 @@ def _fault_probe(
         call,
         spec.label,
         suffix=f"w{k}/{spec.id}",
-        clause=spec.clause(domain, call.name),
+        clause=spec.clause(domain, dp.call.name),  # the clause of the write it replaces
         fault_id=spec.id,
         fault_class=spec.fault_class,
         write_index=k,
