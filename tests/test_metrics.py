@@ -221,6 +221,14 @@ def test_run_pass_hat_k_follows_tau2s_rule_and_is_monotone(tmp_path: Path) -> No
     assert values == [pytest.approx((1 + 0 + 0.75) / 3), pytest.approx((1 + 0 + 0.5) / 3)]
     assert all(a >= b for a, b in zip(values, values[1:]))
     assert overall.value("pass^4") is None  # a floor on it reports "no data"
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+
+    shown = CliRunner().invoke(app, ["show", str(tmp_path / "unequal")])
+    assert shown.exit_code == 0
+    assert "k = 1..2, each k over the same 3 task(s); tasks have up to 4 evaluated trials" in shown.stdout
+    assert "pass^3" not in shown.stdout
 
 
 def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
