@@ -13,6 +13,7 @@ import typer
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3  # a run ended without a measured outcome for every unit (resume finishes it)
 
 
 class OutputFormat(str, Enum):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import typer
 
-from tauguard.cli.common import fail, is_tty, parse_strategy_options
+from tauguard.cli.common import EXIT_INCOMPLETE, fail, is_tty, parse_strategy_options
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
@@ -183,27 +183,32 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     def update(record: "TrialRecord", progress: "Progress") -> None:
         shown[0].update(record, progress)
 
+    def finish_incomplete(reason: str, resume: str) -> NoReturn:
+        for display in shown:
+            display.close()
+        typer.echo(f"error: run incomplete: {reason}; resume with: {resume}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+    resume = f"tauguard run --resume {run_dir}"
     try:
-        lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
+        result = lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
     except WorkerLost as exc:
-        for display in shown:
-            display.close()
-        typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
-        raise typer.Exit(1)
+        finish_incomplete(str(exc), resume)
     except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
         for display in shown:
             display.close()
         fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
-    except KeyboardInterrupt:
-        for display in shown:
-            display.close()
-        typer.echo(f"\ninterrupted; resume with: tauguard run --resume {run_dir}", err=True)
-        raise typer.Exit(130)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the manifest says which, and how far
+        typer.echo("", err=True)
+        finish_incomplete(run_plan.manifest.stop_reason or "interrupted", resume)
     for display in shown:
         display.close()
     from tauguard.cli.show import print_summary
 
     print_summary(run_dir, fmt)
     typer.echo(f"\nrun stored in {run_dir}  (tauguard show {run_dir})", err=True)
+    unfinished = result.incomplete
+    if unfinished is not None:
+        finish_incomplete(unfinished.reason, unfinished.resume)

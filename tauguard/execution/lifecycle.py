@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tauguard.config import ConfigError, RunConfig, resolve_config
-from tauguard.execution.batch import Progress, run_batch
+from tauguard.execution.batch import Progress, recorded_cost, run_batch
 from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.engines import describe as describe_engine
@@ -102,6 +102,45 @@ class RunResult:
     def status(self) -> str:
         """The manifest's final status (``completed`` after a normal return)."""
         return self.manifest.status
+
+    @property
+    def incomplete(self) -> Incomplete | None:
+        """Why the run did not measure every unit (budget stop, lost units, infrastructure
+        errors), with the command that finishes it; None for a complete run."""
+        return incomplete(self.run_dir, self.manifest, self.progress)
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A run that ended without a measured outcome for every unit: why, and how to finish it."""
+
+    reason: str
+    resume: str
+
+
+_MAX_ERROR_SHOWN = 160
+
+
+def incomplete(run_dir: Path, manifest: Manifest, progress: Progress | None = None) -> Incomplete | None:
+    """Why the run in ``run_dir`` is incomplete, or None when every unit has an error-free
+    record. ``progress`` is the session's (its infrastructure errors; the manifest says the rest)."""
+    resume = f"tauguard run --resume {run_dir}"
+    errors = progress.errors if progress is not None else 0
+    if manifest.status == "completed" and not errors:
+        return None
+    if manifest.status != "completed":
+        reason = manifest.stop_reason or f"the run stopped ({manifest.status})"
+        cap = manifest.config.get("max_cost")
+        if reason.startswith("max cost") and cap:
+            reason = reason.split("; resume", 1)[0] + " (any higher cap continues)"
+            resume += f" --max-cost {2 * max(float(cap), recorded_cost(run_dir)):.4g}"
+        return Incomplete(reason=reason, resume=resume)
+    first = (progress.first_error or "") if progress is not None else ""
+    if len(first) > _MAX_ERROR_SHOWN:
+        first = first[: _MAX_ERROR_SHOWN - 3] + "..."
+    total = progress.total if progress is not None else manifest.expected_units
+    reason = f"{errors} of {total} units ended in an infrastructure error, not a task outcome" + (f" (first: {first})" if first else "")
+    return Incomplete(reason=reason, resume=resume)
 
 
 def _as_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
