@@ -40,12 +40,12 @@ _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "-
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost", "no_key")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost/--no-key may change)")
 
 
 def run(
@@ -60,6 +60,9 @@ def run(
     guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="litellm model for LLM-backed guards."),
     llm_args: Optional[str] = typer.Option(
         None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\'.'
+    ),
+    no_key: Optional[bool] = typer.Option(
+        None, "--no-key", help="The api_base servers (local vLLM, ollama...) need no API key: none is looked up or sent."
     ),
     strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."),
     faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path."),
@@ -127,6 +130,7 @@ def run(
         "user_llm": user_llm,
         "guard_llm": guard_llm,
         "llm_args": _parse_json_object(llm_args, "--llm-args"),
+        "no_key": no_key,
         "strategy_options": parse_strategy_options(strategy_option) or None,
         "faults": faults,
         "attack": attack,
@@ -151,7 +155,8 @@ def run(
         if resume is not None:
             _refuse_with_resume(resume, overrides, config)
             run_plan = lifecycle.plan_resume(
-                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
+                no_key=no_key,
             )
         else:
             run_plan = lifecycle.plan(resolve_config(config, overrides))

@@ -48,7 +48,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         attack=attack_spec(config),
                         verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
                         rate_share=1 if config.backend == "threading" else config.workers,
-                        max_retries=config.max_retries, cache=config.cache,
+                        max_retries=config.max_retries, cache=config.cache, no_key=config.no_key,
                     )
                 )
     return out

@@ -31,7 +31,7 @@ from tauguard.execution.checks import (
 )
 from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks
 from tauguard.records import Manifest, TrialRecord
-from tauguard.secrets import drop_redacted
+from tauguard.secrets import drop_redacted, remember_config_secrets
 from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
 
 OnRecord = Callable[[TrialRecord, Progress], None]
@@ -87,6 +87,8 @@ class RunPlan:
             lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
         if c.cache:
             lines.append(f"cache:     {c.cache} (a stored request is answered at $0)")
+        if c.no_key:
+            lines.append("keys:      none: the api_base servers need no key (--no-key)")
         return lines
 
 
@@ -156,6 +158,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     Raises a ``ValueError`` subclass with a one-line message on any bad input.
     """
     config = _as_config(config)
+    remember_config_secrets(config.model_dump())  # scrubbed from every line and file from here on
     check_out_dir(Path(config.out))
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
@@ -172,7 +175,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
 
 def _stored_config(
     run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None,
-    max_cost: float | None = None, address: str | None = None,
+    max_cost: float | None = None, address: str | None = None, no_key: bool | None = None,
 ) -> RunConfig:
     # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
     # provider (keys are read from the environment again).
@@ -189,6 +192,8 @@ def _stored_config(
         raw["concurrency"] = concurrency
     if max_cost is not None:
         raw["max_cost"] = max_cost
+    if no_key is not None:
+        raw["no_key"] = no_key
     try:
         return RunConfig.model_validate(raw)
     except Exception as exc:
@@ -197,10 +202,10 @@ def _stored_config(
 
 def plan_resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None,
-    max_cost: float | None = None, address: str | None = None,
+    max_cost: float | None = None, address: str | None = None, no_key: bool | None = None,
 ) -> RunPlan:
-    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``address``/``concurrency``/``max_cost``
-    may change)."""
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``address``/``concurrency``/``max_cost``/
+    ``no_key`` may change)."""
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
@@ -211,7 +216,8 @@ def plan_resume(
         raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
     if max_cost is not None and max_cost <= 0:
         raise PlanError(f"--max-cost must be positive, got {max_cost}")
-    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address)
+    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address, no_key)
+    remember_config_secrets(config.model_dump())
     check_backend(config.backend, config.address)
     check_strategy(config, manifest.task_ids)
     check_models(config)
