@@ -162,6 +162,8 @@ def run(
             run_plan = lifecycle.plan(resolve_config(config, overrides))
     except ValueError as exc:  # the library's one-line user errors
         fail(str(exc))
+    for line in run_plan.warnings:
+        typer.echo(line, err=True)
     if dry_run:
         typer.echo("\n".join(run_plan.describe()))
         raise typer.Exit(0)

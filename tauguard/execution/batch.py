@@ -257,7 +257,7 @@ def run_batch(
     try:
         clean_joblib_folders()  # leftovers of killed runs (their owners are gone)
         all_units = units(manifest, config, verbose=verbose)
-        done = completed_keys(run_dir)
+        done = completed_keys(run_dir, manifest)
         pending = [u for u in all_units if u.key not in done]
         progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
         manifest.status = "running"

@@ -29,7 +29,7 @@ from tauguard.execution.checks import (
     first_line,
     load_fault_profile,
 )
-from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks
+from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks, versions
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import drop_redacted, remember_config_secrets
 from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
@@ -48,6 +48,7 @@ class RunPlan:
     run_dir: Path
     resumed: bool = False
     done_units: int = 0  # units already recorded without error (resume)
+    warnings: list[str] = field(default_factory=list)  # for the user, one line each (e.g. a version change)
 
     @property
     def total_units(self) -> int:
@@ -223,8 +224,26 @@ def plan_resume(
     check_models(config)
     return RunPlan(
         config=config, tasks=manifest.task_ids, fault_profile=manifest.fault_profile, manifest=manifest,
-        run_dir=run_dir, resumed=True, done_units=len(completed_keys(run_dir)),
+        run_dir=run_dir, resumed=True, done_units=len(completed_keys(run_dir, manifest)),
+        warnings=[line for line in [version_change(manifest)] if line],
     )
+
+
+def version_change(manifest: Manifest) -> str | None:
+    """A warning line when this process's versions differ from those of the run's last session."""
+    now = versions()
+    changed = [f"{name} {manifest.versions.get(name, '?')} -> {now[name]}" for name in now if manifest.versions.get(name) != now[name]]
+    if not changed:
+        return None
+    return f"warning: resuming {manifest.run_id} with other versions ({', '.join(changed)}); its records will mix them (the manifest keeps the earlier ones)"
+
+
+def _record_versions(manifest: Manifest) -> None:
+    # A resume records the versions it runs with; the earlier ones stay listed.
+    now = versions()
+    if manifest.versions and manifest.versions != now:
+        manifest.earlier_versions.append(dict(manifest.versions))
+    manifest.versions = now
 
 
 def execute(
@@ -245,6 +264,7 @@ def execute(
         except BaseException:
             lock.release()
             raise
+        _record_versions(p.manifest)  # written with the manifest when the batch starts
     else:
         lock = create_run_dir(p.run_dir.parent, p.run_dir.name, p.manifest)
     progress = run_batch(p.run_dir, p.manifest, p.config, lock, on_record=on_record, on_start=on_start, verbose=verbose)
