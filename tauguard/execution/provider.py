@@ -40,6 +40,30 @@ class ProviderUnavailable(RuntimeError):
     """The provider kept failing after every retry (an infrastructure error)."""
 
 
+class CallsStopped(RuntimeError):
+    """The run is stopping (Ctrl-C, SIGTERM): no further completion is made."""
+
+
+# Set when the run stops early: every simulation thread's next completion, retry or backoff
+# wait ends at once instead of finishing the conversation (minutes with a slow provider).
+_STOPPING = threading.Event()
+
+
+def stop_calls() -> None:
+    """Make no further completion in this process (the run is stopping)."""
+    _STOPPING.set()
+
+
+def resume_calls() -> None:
+    """Allow completions again (a new batch of simulations starts)."""
+    _STOPPING.clear()
+
+
+def _check_not_stopping() -> None:
+    if _STOPPING.is_set():
+        raise CallsStopped("the run is stopping: no further completion")
+
+
 @dataclass(frozen=True)
 class RateLimit:
     """Requests (and optionally tokens) per minute for one model."""
@@ -174,7 +198,8 @@ class ProviderState:
             with self._lock:
                 self.waited_s += seconds
             book(role, waited_s=seconds)
-            time.sleep(seconds)
+            _STOPPING.wait(seconds)  # a stop ends the wait at once
+        _check_not_stopping()
 
     def call(self, completion: Callable[..., Any], role: str = "llm", **kwargs: Any) -> Any:
         """One completion under the model's limits, retried as the policy says, answered
@@ -200,6 +225,7 @@ class ProviderState:
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
         kwargs["max_retries"] = 0
         for attempt in range(max_retries + 1):
+            _check_not_stopping()
             if buckets is not None:
                 wait = buckets[0].reserve(1)
                 if buckets[1] is not None:
