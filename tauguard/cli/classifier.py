@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, check_output_file, fail
 
 # tauguard.classifier.metrics.DEFAULT_RESAMPLES (the paper's 5,000), not imported: it loads numpy
 # at start-up; a test keeps the two equal.
@@ -80,6 +80,7 @@ def train(
     _check_choice(representation, REPRESENTATIONS, "representation")
     _check_choice(retriever, RETRIEVERS, "retriever")
     _check_choice(train_policy, ("gold", "retrieved", "none"), "training policy input")
+    check_output_file(output, "-o/--output")
     train_set = _load(probes)
     test_set = _load(test) if test is not None else None
     artifact = train_artifact(
