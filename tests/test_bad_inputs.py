@@ -79,7 +79,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("resume-corrupt", ["run", "--resume", "{t}/corrupt"], "corrupt manifest"),
     ("resume-with-flag", ["run", "--resume", "{t}/good", "--strategy", "ledger"], "drop --strategy"),
     ("resume-with-config", ["run", "--resume", "{t}/good", "--config", "{t}/typo.toml"], "drop --config"),
-    ("resume-workers-zero", ["run", "--resume", "{t}/good", "--workers", "0"], "--workers must be at least 1, got 0"),
+    ("resume-workers-zero", ["run", "--resume", "{t}/good", "--workers", "0"], "--workers must be in [1, 1024], got 0"),
     # show
     ("show-missing", ["show", "{t}/nope"], "run directory not found"),
     ("show-corrupt", ["show", "{t}/corrupt"], "corrupt manifest"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from enum import Enum
 from typing import Any, NoReturn
@@ -88,3 +89,17 @@ def check_output_file(path: Any, flag: str) -> None:
             if not part.is_dir():
                 fail(f"{flag} {target}: {part} is a file, not a folder")
             return
+
+
+# ANSI escape sequences (CSI ... final byte, OSC ... BEL/ST, two-byte ESC x), then any other
+# C0/C1 control character but newline and tab.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without terminal escape codes or control characters (newlines and tabs kept).
+
+    Imported files and provider errors are foreign text: printed raw, an escape sequence in a
+    model name could recolour, retitle or clear the user's terminal.
+    """
+    return _ESCAPES.sub("", text)

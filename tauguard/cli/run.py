@@ -196,6 +196,14 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         for display in shown:
             display.close()
         fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
+    except OSError as exc:  # a full or read-only disk while writing the run folder
+        for display in shown:
+            display.close()
+        where = f" ({exc.filename})" if exc.filename else ""
+        fail(
+            f"cannot write the run folder {run_dir}: {exc.strerror or exc}{where}; "
+            f"free space or fix permissions, then: tauguard run --resume {run_dir}"
+        )
     except KeyboardInterrupt:
         for display in shown:
             display.close()

@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,7 +316,13 @@ def run_batch(
             writer.close()
             manifest.wall_time_s += time.perf_counter() - start
             manifest.updated_at = now_iso()
-            write_manifest(run_dir, manifest)
+            try:
+                write_manifest(run_dir, manifest)
+            except OSError:
+                # A full or read-only disk: the records written so far stand and the folder
+                # resumes as it is; the error that stopped the run is the one to report.
+                if sys.exc_info()[0] is None:
+                    raise
             clean_joblib_folders()
     finally:
         lock.release()
