@@ -103,3 +103,66 @@ def terminal_safe(text: str) -> str:
     model name could recolour, retitle or clear the user's terminal.
     """
     return _ESCAPES.sub("", text)
+
+
+def _finite(value: Any) -> Any:
+    # click's ranges let NaN through (every comparison with NaN is false).
+    if isinstance(value, float) and value != value:
+        raise typer.BadParameter("must be a number, got nan")
+    return value
+
+
+def ranged(flag: str) -> dict[str, Any]:
+    """``typer.Option`` keywords for the documented range of ``flag`` (tauguard.bounds): an
+    out-of-range or NaN value is a usage error naming the range."""
+    from tauguard.bounds import BOUNDS
+
+    b = BOUNDS[flag]
+    return {"min": b.low, "max": b.high, "callback": _finite}
+
+
+TASK_IDS_HELP = "Only these task ids: comma-separated and/or repeated (one domain). \\[default: every task]"
+PLAIN_HELP = "Progress as plain lines on stderr (for logs); default: one updating line on a terminal."
+
+
+def task_ids_option() -> Any:
+    """``--task-ids``: the one spelling of task selection in every command."""
+    return typer.Option(None, "--task-ids", help=TASK_IDS_HELP)
+
+
+def old_task_option() -> Any:
+    """``--task``: the old spelling of ``--task-ids`` (hidden; kept for one release)."""
+    return typer.Option(None, "--task", hidden=True)
+
+
+def merge_task_ids(*given: list[str] | None) -> list[str] | None:
+    """The task ids of ``--task-ids`` (and its old spellings): commas split, order kept,
+    duplicates dropped; None when none of the options was given. Given but empty
+    (``--task-ids ""``) is an error: leaving the option out selects every task."""
+    if all(g is None for g in given):
+        return None
+    ids: list[str] = []
+    for items in given:
+        for item in items or []:
+            ids += [t.strip() for t in item.split(",") if t.strip() and t.strip() not in ids]
+    if not ids:
+        fail("--task-ids needs at least one task id (leave it out to select every task)")
+    return ids
+
+
+def show_progress(plain: bool) -> tuple[bool, bool]:
+    """(show progress at all, as plain lines) for a command whose progress is optional:
+    an updating line when stderr is a terminal, plain lines with ``--plain``."""
+    on_terminal = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+    return plain or on_terminal, plain
+
+
+def packaged_default(key: str) -> str:
+    """``[default: VALUE]`` for a help text, from the packaged default run config (the same
+    file `run` reads, so the help cannot drift from it); "none" when the key is unset."""
+    from tauguard.datafiles import read_toml
+    from tauguard.defaults import default_config
+
+    value = read_toml(default_config()).get(key)
+    shown = "none" if value is None else ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return f"\\[default: {shown}]"  # escaped: typer's help is rich markup
