@@ -70,8 +70,10 @@ def render(summary: "RunSummary", fmt: str) -> str:
         lines.append(f"guard LLM calls per trial {s.guard_calls_per_task:.2f}, cost per trial ${_fmt(s.guard_cost_per_task, 4)}")
     if s.faults:
         lines.append("")
-        lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation)")
-        lines.append(fit_table([f.model_dump() for f in s.faults], headers="keys", tablefmt=tablefmt))
+        lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation);")
+        lines.append("detected: a guard held the faulty call at least once; prevented: the mistake never reached the environment")
+        fault_rows = [{**f.model_dump(), "prevented": "-" if f.prevented is None else f.prevented} for f in s.faults]
+        lines.append(fit_table(fault_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if s.attacks is not None:
         from tauguard.attacks.render import attack_lines
 

@@ -31,7 +31,7 @@ def draw_figures(data: ReportData) -> None:
         data.forest = Figure(key="forest", title="Δpass^k against the baseline",
                              svg=plots.forest(primary, run_ids, data.confidence))
     if any(f.injected for f in data.faults):
-        data.faults_figure = Figure(key="faults", title="Faults injected and intercepted",
+        data.faults_figure = Figure(key="faults", title="Faults injected, detected and prevented",
                                     svg=plots.fault_bars(data.faults, run_ids))
     if data.verdicts:
         data.verdicts_figure = Figure(key="verdicts", title="Guard verdicts", svg=plots.verdict_bars(data.verdicts))
