@@ -24,8 +24,30 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
+_notice = {"shown": False}
+
+
+def startup_notice(text: str) -> None:
+    """On a terminal, say what the process is doing before a slow start (τ² and litellm take
+    seconds to import, more under load), on a line the next output replaces. Logs get
+    nothing: their first line stays the first real output (or the one ``error:`` line)."""
+    if sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true"):
+        sys.stderr.write(text + "\r")
+        sys.stderr.flush()
+        _notice["shown"] = True
+
+
+def clear_startup_notice() -> None:
+    """Erase the start-up line (if any) before the first real output."""
+    if _notice["shown"]:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+        _notice["shown"] = False
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one clear line to stderr and exit (2 = usage or input error by default)."""
+    clear_startup_notice()
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 

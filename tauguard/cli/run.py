@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from tauguard.cli.common import fail, is_tty, merge_task_ids, packaged_default, parse_strategy_options, task_ids_option
+from tauguard.cli.common import clear_startup_notice, fail, is_tty, merge_task_ids, packaged_default, parse_strategy_options, startup_notice, task_ids_option
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
@@ -144,6 +144,7 @@ def run(
         "name": name,
         "out": out,
     }
+    startup_notice("tauguard run: starting (loading τ² and litellm, a few seconds) ...")
     from tauguard.config import resolve_config
     from tauguard.execution import lifecycle
 
@@ -157,6 +158,7 @@ def run(
             run_plan = lifecycle.plan(resolve_config(config, overrides))
     except ValueError as exc:  # the library's one-line user errors
         fail(str(exc))
+    clear_startup_notice()
     if dry_run:
         typer.echo("\n".join(run_plan.describe()))
         raise typer.Exit(0)
