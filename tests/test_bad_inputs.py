@@ -206,7 +206,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("run-config-dev-null", ["run", "--config", "/dev/null"], "/dev/null: is a device; give a regular file"),
     ("run-config-folder", ["run", "--config", "{t}/emptydir"], "is a folder"),
     ("run-faults-fifo", ["run", "--faults", "{t}/fifo.toml"], "is a FIFO (named pipe)"),
-    ("run-faults-dev-zero", ["run", "--faults", "/dev/zero"], "unknown fault profile"),
+    ("run-faults-dev-zero", ["run", "--faults", "/dev/zero"], "fault profile /dev/zero: is a device"),
     ("run-faults-not-toml", ["run", "--faults", "{t}/bad.toml"], "invalid TOML"),
     ("run-cache-file", ["run", "--cache", "{t}/afile"], "must be a directory (it is a file)"),
     ("run-cache-under-file", ["run", "--cache", "{t}/afile/cache"], "is not a folder"),
@@ -257,7 +257,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("show-file", ["show", "{t}/afile"], "{t}/afile"),
     ("show-emptydir", ["show", "{t}/emptydir"], "not a tauguard run (no manifest.json)"),
     ("show-format-empty", ["show", "{t}/good", "--format", ""], "'' is not one of"),
-    ("show-no-run", ["show"], "Missing argument 'RUN_DIR'"),
+    ("show-no-run", ["show"], "Missing argument 'run_dir'"),
     ("show-two-runs", ["show", "{t}/good", "{t}/good2"], "Got unexpected extra argument"),
     ("show-unknown-option", ["show", "{t}/good", "--wide-table"], "No such option: --wide-table"),
     # compare
@@ -275,7 +275,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("compare-file", ["compare", "{t}/good", "{t}/afile"], "{t}/afile"),
     ("compare-emptydir", ["compare", "{t}/emptydir", "{t}/good"], "not a tauguard run (no manifest.json)"),
     ("compare-corrupt", ["compare", "{t}/good", "{t}/corrupt"], "corrupt manifest"),
-    ("compare-no-runs", ["compare"], "Missing argument 'RUNS...'"),
+    ("compare-no-runs", ["compare"], "Missing argument 'runs'"),
     # check
     ("check-margin-huge", ["check", "{t}/good", "--baseline", "{t}/good2", "--margin", "1.5"], "Invalid value for '--margin'"),
     ("check-margin-nan", ["check", "{t}/good", "--baseline", "{t}/good2", "--margin", "nan"], "Invalid value for '--margin'"),
@@ -311,8 +311,8 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("report-floors-missing", ["report", "{t}/good", "-o", "{t}/r.html", "--floors", "{t}/missing.toml"], "floors file not found"),
     ("report-floors-fifo", ["report", "{t}/good", "-o", "{t}/r.html", "--floors", "{t}/fifo"], "is a FIFO (named pipe)"),
     ("report-output-folder", ["report", "{t}/good", "-o", "{t}/emptydir"], "{t}/emptydir"),
-    ("report-output-under-file", ["report", "{t}/good", "-o", "{t}/afile/r.html"], "is a file, not a folder"),
-    ("report-no-runs", ["report", "-o", "{t}/r.html"], "Missing argument 'RUNS...'"),
+    ("report-output-under-file", ["report", "{t}/good", "-o", "{t}/afile/r.html"], "{t}/afile"),
+    ("report-no-runs", ["report", "-o", "{t}/r.html"], "Missing argument 'runs'"),
     # import
     ("import-missing", ["import", "{t}/nope.json", "--out", "{t}/imp"], "cannot read"),
     ("import-fifo", ["import", "{t}/fifo", "--out", "{t}/imp"], "is a FIFO (named pipe); give a regular file"),
@@ -331,7 +331,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("import-name-slash", ["import", "{t}/list.json", "--domain", "airline", "--name", "a/b", "--out", "{t}/imp"], "invalid run name"),
     ("import-name-dotdot", ["import", "{t}/list.json", "--domain", "airline", "--name", "..", "--out", "{t}/imp"], "invalid run name"),
     ("import-format", ["import", "{t}/list.json", "--format", "xml"], "Invalid value for '--format'"),
-    ("import-no-file", ["import"], "Missing argument 'RESULTS'"),
+    ("import-no-file", ["import"], "Missing argument 'results'"),
     # audit
     ("audit-missing", ["audit", "{t}/nope", "-s", "ledger"], "run directory not found"),
     ("audit-strategy", ["audit", "{t}/good", "-s", "nope"], "unknown strategy 'nope'"),

@@ -54,7 +54,7 @@ def test_every_command_has_short_help_no_bool_placeholder_and_shows_its_defaults
 ):
     monkeypatch.setenv("COLUMNS", "200")
     commands = _commands()
-    assert len(commands) >= 18
+    assert len(commands) >= 17
     missing = []
     for path, command in commands:
         code, out, _ = _main([*path, "-h"], monkeypatch, capsys)
