@@ -71,7 +71,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
     if s.faults:
         lines.append("")
         lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation);")
-        lines.append("detected: a guard held the faulty call at least once; prevented: the mistake never reached the environment")
+        lines.append("detected: held by a guard at least once; prevented: never reached the environment")
         fault_rows = [{**f.model_dump(), "prevented": "-" if f.prevented is None else f.prevented} for f in s.faults]
         lines.append(fit_table(fault_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if s.attacks is not None:
