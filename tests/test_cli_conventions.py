@@ -180,3 +180,21 @@ def test_fault_summary_counts_detected_and_prevented_apart(tmp_path: Path):
     assert (row.injected, row.detected, row.prevented) == (3, 2, 1)
     run.records[0].faults[0].reached = None  # a record from before the count
     assert summarize(run).faults[0].prevented is None
+
+
+def test_a_hostile_model_name_cannot_stop_the_reports_script(tmp_path: Path):
+    import re
+
+    from tauguard.report import build_report, render_html
+    from tauguard.store import load_run
+
+    tasks = [TaskSpec("airline", str(i), [True, i % 2 == 0]) for i in range(4)]
+    paths = [write_run(tmp_path, name, tasks, strategy=name) for name in ("base", "cand")]
+    for path in paths:
+        manifest = json.loads((path / "manifest.json").read_text())
+        manifest["agent_llm"] = manifest["user_llm"] = "m<!--<script></script>"
+        (path / "manifest.json").write_text(json.dumps(manifest))
+    html = render_html(build_report([load_run(p) for p in paths]))
+    bodies = re.findall(r"<script[^>]*>(.*?)</script>", html, re.S)
+    assert bodies and all("<!--" not in b and "<script" not in b.lower() for b in bodies)
+    assert "m&lt;!--&lt;script&gt;" in html  # the name is shown, escaped, in the page text

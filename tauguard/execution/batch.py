@@ -313,7 +313,11 @@ def run_batch(
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # stops joblib's workers instead of letting them finish queued jobs
-            writer.close()
+            try:
+                writer.close()
+            except OSError:  # its buffer could not be flushed either (a full disk)
+                if sys.exc_info()[0] is None:
+                    raise
             manifest.wall_time_s += time.perf_counter() - start
             manifest.updated_at = now_iso()
             try:
