@@ -1,5 +1,6 @@
 """A full or read-only disk during a run (issue 26): one `error:` line with the resume command,
-no traceback, and the manifest not left `running` when it can still be written."""
+no traceback, exit 3 (the run ended incomplete), and the manifest not left `running` when it
+can still be written."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_a_full_disk_is_one_error_line_and_the_manifest_says_failed(
     _full_disk_after(1, monkeypatch)
     code, _, err = _run(tmp_path, monkeypatch, capsys)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert code == 2 and "Traceback" not in err
+    assert code == 3 and "Traceback" not in err
     assert len(errors) == 1 and "No space left on device" in errors[0]
     assert f"tauguard run --resume {tmp_path / 'full'}" in errors[0]
     manifest = json.loads((tmp_path / "full" / "manifest.json").read_text())
@@ -68,5 +69,5 @@ def test_when_the_manifest_cannot_be_written_either_the_first_error_is_reported(
     monkeypatch.setattr(batch, "write_manifest", write_manifest)
     code, _, err = _run(tmp_path, monkeypatch, capsys)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert code == 2 and "Traceback" not in err
+    assert code == 3 and "Traceback" not in err
     assert len(errors) == 1 and "No space left on device" in errors[0]
