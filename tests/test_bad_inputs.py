@@ -296,7 +296,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("check-baseline-corrupt", ["check", "{t}/good", "--baseline", "{t}/corrupt"], "corrupt manifest"),
     ("check-run-missing", ["check", "{t}/nope", "--baseline", "{t}/good"], "run directory not found"),
     ("check-metric-unknown", ["check", "{t}/good", "--baseline", "{t}/good2", "--metric", "accuracy"], "accuracy"),
-    ("check-junit-folder", ["check", "{t}/good", "--baseline", "{t}/good2", "--junit", "{t}/emptydir"], "is a folder, not a file"),
+    ("check-junit-folder", ["check", "{t}/good", "--baseline", "{t}/good2", "--junit", "{t}/emptydir"], "is a directory; give a file name"),
     # report
     ("report-missing", ["report", "{t}/nope", "-o", "{t}/r.html"], "run directory not found"),
     ("report-corrupt", ["report", "{t}/corrupt", "-o", "{t}/r.html"], "corrupt manifest"),
@@ -347,7 +347,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("audit-corrupt", ["audit", "{t}/corrupt", "-s", "ledger"], "corrupt manifest"),
     # probes build / eval / sweep
     ("probes-build-no-output", ["probes", "build", "--domain", "airline"], "Missing option '--output'"),
-    ("probes-build-output-folder", ["probes", "build", "--domain", "airline", "-o", "{t}/emptydir"], "is a folder, not a file"),
+    ("probes-build-output-folder", ["probes", "build", "--domain", "airline", "-o", "{t}/emptydir"], "is a directory; give a file name"),
     ("probes-build-task-ids-empty", ["probes", "build", "--domain", "airline", "--task-ids", "", "-o", "{t}/p.jsonl"], "--task-ids needs at least one task id"),
     ("probes-build-from-run-domain", ["probes", "build", "--from-run", "{t}/good", "--domain", "airline", "-o", "{t}/p.jsonl"], "--from-run takes the run's own domain"),
     ("probes-build-from-run-missing", ["probes", "build", "--from-run", "{t}/nope", "-o", "{t}/p.jsonl"], "run directory not found"),
