@@ -88,11 +88,17 @@ def main() -> None:
             print(f"{'':13s} by cause: {a.false_holds_by_rule}")
             out.setdefault(domain, {})[a.strategy] = a.model_dump(exclude={"decisions"})  # type: ignore[index]
     everything = [a for audits in per_domain.values() for a in audits]
+    caught = {a.strategy: set(a.caught) for a in pool(everything)}
+    violations = {d.id for a in everything for d in a.decisions if d.label == "violates"}
     print("\n== all domains")
     for a in pool(everything):
-        print(f"{a.strategy:13s} false holds {rate_text(a.false_holds)}; catches {rate_text(a.catches)}; "
-              f"caught {sorted(a.caught)}")
+        print(f"{a.strategy:13s} false holds {rate_text(a.false_holds)}; catches {rate_text(a.catches)}")
         out.setdefault("all", {})[a.strategy] = {**a.model_dump(exclude={"decisions"}), "caught": a.caught, "missed": a.missed}  # type: ignore[index]
+    if len(caught) > 1:
+        for i, first in enumerate(sorted(caught)):
+            for second in sorted(caught)[i + 1:]:
+                union = caught[first] | caught[second]
+                print(f"{first} ∪ {second}: {len(union)}/{len(violations)} violations caught")
     print(f"\n{sims} simulations audited by {len(strategies)} strategies in {time.perf_counter() - started:.1f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.json:
