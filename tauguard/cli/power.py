@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, fail, ranged
 
 if TYPE_CHECKING:
     from tauguard.power import PowerPlan
@@ -53,15 +53,15 @@ def render_power(plan: PowerPlan, fmt: str) -> str:
 
 def power(
     run: Path = typer.Argument(..., help="The pilot run whose per-task success rates stand for the tasks."),
-    vs: Path | None = typer.Option(None, "--vs", help="A second run: its per-task rates shape the candidate."),
+    vs: Path | None = typer.Option(None, "--vs", help="A second run: its per-task rates shape the candidate. \\[default: none]"),
     delta: float | None = typer.Option(
         None, "--delta", help="Δpass^k to detect, e.g. -0.05 or 0.05 (default with --vs: the observed Δ)."
     ),
-    k: int | None = typer.Option(None, "--k", min=1, help="pass^k's k (default: the largest k every pilot task supports)."),
+    k: int | None = typer.Option(None, "--k", **ranged("--primary-k"), help="pass^k's k (default: the largest k every pilot task supports)."),
     target: float = typer.Option(0.8, "--power", min=0.5, max=0.99, help="Target power."),
-    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     simulations: int = typer.Option(1000, "--simulations", min=100, max=100_000, help="Simulated pairs of runs per design."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the simulation."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the simulation."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
