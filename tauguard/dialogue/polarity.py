@@ -1,0 +1,132 @@
+"""The polarity of a user reply, without a model: yes, no, conditional, a question back, or none.
+
+A reply is read sentence by sentence, because real users put the decisive words anywhere
+("Ah, c'est dommage... I understand. Oui, please go ahead and cancel those three
+reservations"): a yes in any sentence counts unless another sentence withdraws it, makes it
+conditional or turns the reply into a question about the action. Cues cover the languages
+users switch into (French, Spanish, German, Italian, Portuguese) and the idioms that carry a
+negation word without refusing ("No problem, go ahead", "no worries").
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+Polarity = Literal["yes", "no", "conditional", "question", "none"]
+POLARITIES: tuple[Polarity, ...] = ("yes", "no", "conditional", "question", "none")
+
+# Agreement, anywhere in a sentence.
+_YES = re.compile(
+    r"\b(yes|yeah|yep|yup|ya|sure|certainly|absolutely|definitely|of course|correct|confirm(?:ed|s)?|"
+    r"go ahead|proceed|please do|do it|do that|let'?s do (?:it|that|this)|"
+    r"that'?s (?:right|correct|fine|good|great|perfect|ok(?:ay)?)|that works|works for me|sounds (?:good|great|perfect|fine)|"
+    r"(?:looks|all) (?:good|great|correct|right|perfect)|perfect|i agree|agreed|approved?|affirmative|"
+    r"ok(?:ay)?|alright|all right|fine by me|happy to|"
+    # other languages (accents are stripped before matching)
+    r"oui|d'?accord|allez-?y|vas-?y|je confirme|"
+    r"si,|claro|adelante|de acuerdo|vale|confirmo|"
+    r"ja|genau|einverstanden|mach(?:en sie)? (?:das|es)|"
+    r"certo|va bene|procedi|"
+    r"sim|pode)\b",
+    re.IGNORECASE,
+)
+# An imperative asking the agent to perform the action is agreement too ("Please cancel those
+# three reservations", "Upgrade and then cancel XEHM4B", "Let's go with option 2").
+_REQUEST = re.compile(
+    r"(?:^|[,;:]\s*|\bplease\s+|\bjust\s+|\bthen\s+|\band\s+)"
+    r"(?:please\s+)?(?:go (?:ahead|with)|book|cancel|change|modify|update|upgrade|downgrade|switch|move|add|remove|"
+    r"return|exchange|refund|send|issue|process|make (?:the|that|this|these|those|it)|apply|use|charge|put|"
+    r"rebook|refuel|submit|finali[sz]e|complete|place|do the)\b",
+    re.IGNORECASE,
+)
+# Refusal, hesitation or a change of mind, when it opens a sentence (a "don't" inside a yes
+# sentence is a detail of what was agreed: "Yes, and I don't need insurance").
+_NO = re.compile(
+    r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
+    r"(no\b|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|don'?t|do not|never mind|nevermind|wait|hold on|hang on|stop|"
+    r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:want|like|need|think|agree|confirm|accept|proceed)|"
+    r"i(?:'d| would) rather not|i(?:'ve| have) changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
+    r"non\b|nein\b|no,)",
+    re.IGNORECASE,
+)
+# A negation anywhere that withdraws the action itself.
+_WITHDRAW = re.compile(
+    r"\b(don'?t|do not|please don'?t|no need to|never mind|not (?:go ahead|proceed|do (?:it|that|this)))\b"
+    r"\s*(?:go ahead|proceed|do (?:it|that|this|anything)|cancel (?:it|that|anything)|make (?:the|any) change|book|change (?:it|anything))\b",
+    re.IGNORECASE,
+)
+# Idioms that contain a negation word but agree or are neutral.
+_NOT_NEGATIONS = re.compile(
+    r"\b(no problem|no worries|not a problem|no issue|no rush|no hurry|no doubt|no, that'?s (?:right|correct)|"
+    r"why not|no insurance|no (?:checked )?bags?|no (?:other|more) changes|nothing else)\b",
+    re.IGNORECASE,
+)
+# A condition or a reservation attached to the agreement.
+_CONDITIONAL = re.compile(
+    r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
+    r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel)|"
+    r"if (?:it|that|the|this|there|it'?s|that'?s)\b|before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
+    r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)",
+    re.IGNORECASE,
+)
+# "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
+_ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
+
+
+def _fold(text: str) -> str:
+    """Lowercase, accents stripped, typographic quotes and markdown emphasis normalised."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("*", "").replace("_", " ")
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (split on . ! ? ; and newlines), stripped, non-empty."""
+    return [s.strip() for s in _SENTENCE.findall(_fold(text)) if s.strip(" .!?;\n")]
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def polarity(text: str) -> Polarity:
+    """The polarity of a user reply (see the module docstring).
+
+    ``no`` wins over ``yes`` when a sentence refuses or withdraws the action; ``conditional``
+    when a sentence attaches a condition; ``question`` when the reply asks something and
+    never agrees; ``none`` when it neither agrees nor refuses (it answers something else).
+    """
+    said = sentences(_NOT_NEGATIONS.sub(" ", _fold(text)))
+    yes = no = conditional = question = False
+    for sentence in said:
+        if _is_question(sentence):
+            question = True
+            if _CONDITIONAL.search(sentence):
+                conditional = True
+            continue
+        if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
+            no = True
+            continue
+        agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
+        if agrees and _CONDITIONAL.search(sentence):
+            conditional = True
+        elif agrees:
+            yes = True
+    if no and not yes:
+        return "no"
+    if no:
+        # A refusal after the yes withdraws it ("Yes... actually, wait, no"); one before it
+        # answers something else ("No insurance, thanks. Yes, go ahead").
+        last = [s for s in said if not _is_question(s)]
+        final = next((s for s in reversed(last) if _NO.search(s) or _YES.search(s) or _REQUEST.search(s)), "")
+        return "no" if (_NO.search(final) or _WITHDRAW.search(final)) else "yes" if not conditional else "conditional"
+    if conditional:
+        return "conditional"
+    if yes:
+        return "yes"
+    return "question" if question else "none"
