@@ -100,7 +100,7 @@ _ASKS = re.compile(
     re.IGNORECASE,
 )
 _ASKS_IMPERATIVE = re.compile(
-    r"\b(please confirm|reply (?:with )?['\"]?yes|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
+    r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
     r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
     r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|confirm (?:that|if|whether|and)|"
     r"just (?:say|confirm|let me know))\b",
@@ -122,15 +122,34 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
     confirm and I'll proceed"). A question that only asks for something else (which card,
     which flight, a date) does not.
     """
+    if _menu(text):
+        return False
     folded = _fold(text)
     if _ASKS_IMPERATIVE.search(folded):
         return True
     for sentence in sentences(text):
-        if not sentence.endswith("?"):
+        if not sentence.endswith("?") or _INFORMATION.search(sentence):
             continue
+        if _WH.search(sentence) and not _STRONG.search(sentence):
+            continue  # "Which card would you like to use?" asks for a detail
         if _ASKS.search(sentence) or (call is not None and rule is not None and names_action(sentence, call, rule)):
             return True
     return False
+
+
+# Questions that ask for a detail, a choice or permission to look something up, not for the go-ahead.
+_WH = re.compile(r"^\W*(?:\w+\W+){0,3}?(which|what|when|where|how|who|whose)\b", re.IGNORECASE)
+_STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
+_INFORMATION = re.compile(
+    r"\b(check(?:ing)?|look (?:into|up|for)|looking (?:into|up)|see if|search(?:ing)?|find out|explore|calculat\w+|verify|review)\b",
+    re.IGNORECASE,
+)
+_LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _menu(text: str) -> bool:
+    """Whether an agent message offers alternatives as a list of questions ("1. Upgrade both? 2. Stay?")."""
+    return len(_LIST_QUESTION.findall(text.replace("**", ""))) >= 2
 
 
 def _pairs(turns: list[Turn]) -> list[tuple[int, int]]:
@@ -200,9 +219,12 @@ class CompiledJudge:
         if not asks_go_ahead(statement.text, call, rule):
             return False
         episode = self._episode(turns, i)
-        combined = "\n".join(t.text for t in episode)
+        earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
-        if not (names_action(combined, call, rule) and states(combined, call, rule, view, context, facts)):
+        said = statement.text + "\n" + reply.text
+        if not names_action("\n".join([*earlier, said]), call, rule):
+            return False
+        if not states(said, call, rule, view, context, facts, earlier=earlier):
             return False
         return self._in_force(turns, j, call, rule, view, statement.position)
 

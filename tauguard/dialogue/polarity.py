@@ -47,7 +47,7 @@ _REQUEST = re.compile(
 # sentence is a detail of what was agreed: "Yes, and I don't need insurance").
 _NO = re.compile(
     r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
-    r"(no\b|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|don'?t|do not|never mind|nevermind|wait|hold on|hang on|stop|"
+    r"(no\b|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
     r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:want|like|need|think|agree|confirm|accept|proceed)|"
     r"i(?:'d| would) rather not|i(?:'ve| have) changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
     r"non\b|nein\b|no,)",
@@ -65,22 +65,27 @@ _NOT_NEGATIONS = re.compile(
     r"why not|no insurance|no (?:checked )?bags?|no (?:other|more) changes|nothing else)\b",
     re.IGNORECASE,
 )
-# A condition or a reservation attached to the agreement.
+# A condition or a reservation attached to the agreement: strong markers anywhere; a plain
+# "if" only where it opens the agreeing sentence ("Yes, if it's refundable"), since an "if"
+# later in a reply usually belongs to a side request ("let me know if the date changes").
 _CONDITIONAL = re.compile(
     r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
     r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel)|"
-    r"if (?:it|that|the|this|there|it'?s|that'?s)\b|before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
-    r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)",
+    r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
+    r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
 )
+_OPENING_IF = re.compile(r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b", re.IGNORECASE)
 # "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
 _ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
+# A question back about the terms of the action: agreeing depends on its answer.
+_TERMS = re.compile(r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
 
 
 def _fold(text: str) -> str:
     """Lowercase, accents stripped, typographic quotes and markdown emphasis normalised."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("*", "").replace("_", " ")
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').replace("\u2011", "-").replace("*", "").replace("_", " ")
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
@@ -106,27 +111,26 @@ def polarity(text: str) -> Polarity:
     for sentence in said:
         if _is_question(sentence):
             question = True
-            if _CONDITIONAL.search(sentence):
-                conditional = True
             continue
         if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
             no = True
             continue
         agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
-        if agrees and _CONDITIONAL.search(sentence):
+        if agrees and (_CONDITIONAL.search(sentence) or (not yes and _OPENING_IF.search(sentence))):
             conditional = True
         elif agrees:
             yes = True
     if no and not yes:
         return "no"
     if no:
-        # A refusal after the yes withdraws it ("Yes... actually, wait, no"); one before it
-        # answers something else ("No insurance, thanks. Yes, go ahead").
-        last = [s for s in said if not _is_question(s)]
-        final = next((s for s in reversed(last) if _NO.search(s) or _YES.search(s) or _REQUEST.search(s)), "")
-        return "no" if (_NO.search(final) or _WITHDRAW.search(final)) else "yes" if not conditional else "conditional"
+        # A refusal and an agreement in one reply ("Wait, I don't want to cancel that one. Go
+        # ahead with the other two"): the user agrees to something other than what was put to
+        # them, so it is no plain yes.
+        return "conditional"
     if conditional:
         return "conditional"
+    if yes and any(_is_question(s) and _TERMS.search(s) for s in said):
+        return "question"  # "Go ahead, but could you confirm there won't be any fees?"
     if yes:
         return "yes"
     return "question" if question else "none"

@@ -206,32 +206,79 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
     return False
 
 
+def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
+    """Whether ``statement`` offers flights other than the call's and the reservation's own
+    (a menu: "HAT175 or HAT266?"), so it does not single out this change."""
+    flights = {str(v).upper() for v in values_at(call.arguments, ["flights", "*", "flight_number"])}
+    if not flights:
+        return False
+    record = facts.records.get(str(call.arguments.get("reservation_id")))
+    current = {str(f.get("flight_number")).upper() for f in (record or {}).get("flights") or [] if isinstance(f, dict)}
+    said = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", statement)}
+    return bool(said - flights - current) and bool(said & flights)
+
+
+def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts) -> bool:
+    """A passenger is conveyed by first or last name, or as the user ("you", "just me")."""
+    for key in ("first_name", "last_name"):
+        name = passenger.get(key)
+        if isinstance(name, str) and name and mentions_value(statement, name):
+            return True
+    first, last = passenger.get("first_name"), passenger.get("last_name")
+    for record in facts.records.values():
+        name = record.get("name")
+        if isinstance(name, dict) and name.get("first_name") == first and name.get("last_name") == last:
+            return True  # the user travels: "you" needs no name
+    return False
+
+
 def missing(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-            context: list[str] | None = None, facts: Facts | None = None) -> list[str]:
+            context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> list[str]:
     """The ``conveys`` paths whose values ``statement`` does not convey (empty: it states them all).
 
-    ``context``: earlier texts of the conversation, in order, for references ("your reservation").
+    ``context``: earlier texts of the conversation, in order, for references ("your reservation");
+    ``earlier``: the agent's earlier turns of the same exchange (a summary before a payment
+    question), which convey details but not a target the statement itself does not name.
     """
     facts = facts or facts_of(view)
     context = context or []
+    before = "\n".join(earlier or [])
     lacking: list[str] = []
+    if _alternatives(statement, call, facts):
+        return ["flights.*.flight_number"]
+    if any(p.startswith("passengers.") for p in rule.conveys):
+        passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
+        if not all(_passenger_conveyed(statement, p, facts) or _passenger_conveyed(before, p, facts) or
+                   _unchanged("passengers.*.first_name", p.get("first_name"), call, facts) for p in passengers):
+            lacking.append("passengers")
     for path in rule.conveys:
+        if path.startswith("passengers."):
+            continue
         for value in values_at(call.arguments, path.split(".")):
             if value is None or isinstance(value, bool) or value == "":
                 continue
             text = str(value)
             if mentions_value(statement, text, facts.methods):
                 continue
-            if path in ("reservation_id", "order_id") and _refers_to(text, statement, context, facts.ids):
+            if path in ("reservation_id", "order_id"):
+                if _refers_to(text, statement, context, facts.ids):
+                    continue
+                if not _mentioned_ids(statement, facts.ids) and mentions_value(before, text):
+                    continue
+                lacking.append(path)
+                break
+            if before and mentions_value(before, text, facts.methods):
                 continue
-            if path.endswith("item_ids.*") and text in facts.items and _item_described(statement, facts.items[text]):
+            if path.endswith("item_ids.*") and text in facts.items and (
+                _item_described(statement, facts.items[text]) or _item_described(before, facts.items[text])
+            ):
                 continue
             if _unchanged(path, value, call, facts):
                 continue
             if path == "total_baggages" and isinstance(value, int):
                 record = facts.records.get(str(call.arguments.get("reservation_id")))
-                before = record.get("total_baggages") if record else None
-                if isinstance(before, int) and mentions_number(statement, float(value - before)):
+                was = record.get("total_baggages") if record else None
+                if isinstance(was, int) and mentions_number(statement + "\n" + before, float(value - was)):
                     continue
             lacking.append(path)
             break
@@ -239,6 +286,6 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
 
 
 def states(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-           context: list[str] | None = None, facts: Facts | None = None) -> bool:
-    """Whether ``statement`` states ``call``: names the action and conveys what the contract lists."""
-    return names_action(statement, call, rule) and not missing(statement, call, rule, view, context, facts)
+           context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> bool:
+    """Whether ``statement`` (with ``earlier`` turns of the exchange) conveys what the contract lists for ``call``."""
+    return not missing(statement, call, rule, view, context, facts, earlier)
