@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from tauguard_strategies.workflow.graph import FlatGraph, Node
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.process.score import confirmed
+from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
 
 TRANSFER_TOOL = "transfer_to_human_agents"
 _DEVICE_REPORT = re.compile(r"\bI did (\w+)")
@@ -62,9 +62,10 @@ class WorkflowState(BaseModel):
 class Tracker:
     """Updates :class:`WorkflowState` from new conversation events."""
 
-    def __init__(self, graph: FlatGraph, tool_types: dict[str, str]) -> None:
+    def __init__(self, graph: FlatGraph, tool_types: dict[str, str], judge: DialogueJudge = NEUTRAL) -> None:
         self.graph = graph
         self.tool_types = tool_types
+        self.judge = judge  # who judges an explicit yes (the strategy's ``dialogue`` option)
         self.state = WorkflowState()
         self._calls: dict[str, ToolCallView] = {}
 
@@ -128,12 +129,14 @@ class Tracker:
         return False
 
     def dialogue_satisfies(self, node: Node, call: ToolCallView | None, conversation: Conversation) -> bool:
-        """A dialogue node by the deterministic judge."""
+        """A dialogue node by the tracker's rules; an explicit yes by the dialogue judge."""
         if node.judge == "confirm":
             if call is None:
                 return False
-            last_write = max((i for i, _ in self.state.writes), default=-1)
-            return confirmed(conversation.events[last_write + 1 :], call)
+            try:
+                return self.judge.confirmation(self.graph.domain, view_of(conversation), call).confirmed
+            except Exception:  # noqa: BLE001 -- a failed LLM judge leaves the node unmet (the write is held)
+                return False
         if node.judge == "device_report":
             return any(tool in node.tools for _, tool in self.state.device_reports)
         if node.judge in ("request", "reason"):

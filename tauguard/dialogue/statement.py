@@ -215,6 +215,8 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     record = facts.records.get(str(call.arguments.get("reservation_id")))
     current = {str(f.get("flight_number")).upper() for f in (record or {}).get("flights") or [] if isinstance(f, dict)}
     said = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", statement)}
+    # a reservation id can look like a flight number (BOH180): only other flights count
+    said -= facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
     return bool(said - flights - current) and bool(said & flights)
 
 

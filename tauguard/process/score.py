@@ -9,8 +9,10 @@ rubric file:
 
 - ``identify``: a successful identification read before each executed agent write;
 - ``target_read``: a successful read of the write's target (same id) before it;
-- ``confirmation``: since the previous write, an agent message stating the action (its tool
-  name or one of its argument values) answered by an explicit yes;
+- ``confirmation``: an explicit yes in force when the write is made, judged by the neutral
+  dialogue judge (:data:`tauguard.dialogue.NEUTRAL`, the compiled backend; never a guard's own
+  code): an agent message that asked for the go-ahead and stated the action as the contract
+  requires, answered by a yes not withdrawn since (the report stores the judge's name/version);
 - ``closed_reason``: a reason argument within the policy's closed set;
 - ``diagnose_first`` (telecom): a diagnostic check before each device fix;
 - ``verify_after`` (telecom): after the last fix, a read that observes the result;
@@ -29,9 +31,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.dialogue import NEUTRAL, neutral_label, view_of
 from tauguard.process.rubric import DomainRubric, load
 
-RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file (stored on each report)
+RUBRIC_VERSION = 3  # bump on any change of a check or a rubric file (stored on each report)
 TRANSFER_TOOL = "transfer_to_human_agents"
 CheckName = Literal[
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
@@ -39,11 +42,6 @@ CheckName = Literal[
 CHECKS: tuple[CheckName, ...] = (
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
 )
-_YES = re.compile(
-    r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|ok(ay)?|go ahead|please (do|go ahead|proceed)|proceed|that'?s (right|correct))\b",
-    re.IGNORECASE,
-)
-_NO = re.compile(r"\b(no|not|don'?t|do not|cancel that|wait)\b", re.IGNORECASE)
 # The sim agent's refusal (tauguard.sim.texts.cannot_do) names the tool.
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
 
@@ -62,6 +60,7 @@ class ProcessReport(BaseModel):
     """A trial's process rubric: applicable and satisfied checks, the failures with clause ids."""
 
     rubric_version: int = RUBRIC_VERSION
+    judge: str = ""  # the dialogue judge that scored the confirmation checks (name/version; "" before v3)
     applicable: int = 0
     satisfied: int = 0
     failures: list[ProcessCheck] = Field(default_factory=list)
@@ -114,25 +113,6 @@ def _executed(conv: Conversation) -> list[tuple[int, ToolCallView]]:
     ]
 
 
-def _states_action(text: str, call: ToolCallView) -> bool:
-    if call.name in text:
-        return True
-    values = [v for v in call.arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    return any(len(str(v)) >= 3 and str(v) in text for v in values)
-
-
-def confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
-    """Whether ``events`` hold an agent message stating ``call`` answered by an explicit yes."""
-    texts = [e for e in events if e.kind in ("agent_message", "user_message") and e.content]
-    for pos, ev in enumerate(texts[:-1]):
-        reply = texts[pos + 1]
-        if ev.kind == "agent_message" and reply.kind == "user_message" and _states_action(ev.content or "", call):
-            answer = reply.content or ""
-            if _YES.search(answer) and not _NO.search(answer.split(".")[0].replace("yes", "", 1)):
-                return True
-    return False
-
-
 # --------------------------------------------------------------------------- scoring
 
 
@@ -152,9 +132,10 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
     """The process rubric of one trace (see the module docstring for the checks)."""
     rubric = rubric or load(domain)
     tally = _Tally()
+    tally.report.judge = neutral_label()
+    view = view_of(conv)
     executed = _executed(conv)
     reads_before: list[tuple[int, ToolCallView]] = []
-    last_write = -1
     last_fix: tuple[int, str] | None = None
     refusals: list[tuple[int, str | None]] = []  # (index, refused tool; None = transfer)
     for i, event in enumerate(conv.events):
@@ -180,8 +161,9 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                 seen = any(c.name == t.read and c.arguments.get(t.read_argument) == want for c in ids)
                 tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
             if write.confirm:
-                ok = confirmed(conv.events[last_write + 1 : i], call)
-                tally.add(ok, "confirmation", write.confirm, i, call.name, "no stated action answered by an explicit yes since the previous write")
+                finding = NEUTRAL.confirmation(domain, view, call, i)
+                tally.add(finding.confirmed or not finding.needed, "confirmation", write.confirm, i, call.name,
+                          "no statement of the action answered by an explicit yes in force at the write")
             if write.reason and write.reason.argument in call.arguments:
                 value = str(call.arguments[write.reason.argument]).strip().lower()
                 tally.add(value in write.reason.allowed, "closed_reason", write.reason.clause, i, call.name,
@@ -191,7 +173,6 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                     what = "a transfer" if refused is None else f"refusing {refused}"
                     tally.add(False, "no_write_after_refusal", rubric.refusal_clause, i, call.name, f"write after {what} at event {r_at}")
                     break
-            last_write = i
         if fix is not None:
             diagnosed = any(c.requestor == "user" and c.name in fix.diagnose for _, c in reads_before)
             tally.add(diagnosed, "diagnose_first", fix.clause, i, call.name, f"no {' / '.join(fix.diagnose)} before it")
