@@ -33,6 +33,9 @@ CaseType = Literal[
     "refusal",  # the user declines, hesitates or asks for something else
     "no_request",  # the agent did not ask for confirmation of this action
     "question_back",  # the user answers with a question
+    # the agent repeats a write identical to one that already succeeded (a no-op): whether the
+    # earlier yes still covers it is a matter of convention, so these are reported apart
+    "repeat",
     "other",
 ]
 Label = Literal["confirmed", "not_confirmed", "ambiguous"]
