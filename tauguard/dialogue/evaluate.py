@@ -3,7 +3,8 @@
 For each case the judge reads the conversation up to the write (from the τ² results file the
 case names, when it is found) and answers: does this (statement, reply) pair explicitly
 confirm this write, in force when the write is made? The positive class is ``confirmed``;
-``ambiguous`` cases are left out and counted. A case whose conversation file is not found
+``ambiguous`` cases are left out and counted; ``repeat`` cases (a write identical to one that
+already succeeded) are scored apart from the headline. A case whose conversation file is not found
 is judged on its own statement, reply and write (counted as ``without_conversation``).
 
 This module imports neither tau2 nor litellm.
@@ -69,8 +70,10 @@ class Evaluation(BaseModel):
     cases: int
     ambiguous: int = 0
     without_conversation: int = 0
-    overall: Confusion = Field(default_factory=Confusion)
+    overall: Confusion = Field(default_factory=Confusion)  # every case but the repeats
+    repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
     by_case_type: dict[str, Confusion] = Field(default_factory=dict)
+    by_labeller: dict[str, Confusion] = Field(default_factory=dict)  # repeats left out
     errors: list[CaseResult] = Field(default_factory=list)  # the cases it got wrong
     plumbing_only: bool = False  # the LLM backend run against a stand-in server: scores mean nothing
 
@@ -136,9 +139,15 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
         predicted = judge_case(judge, case, messages)
         actual = case.label == "confirmed"
         kind = case.case_type or "other"
-        result.overall.add(predicted, actual)
+        if kind == "repeat":
+            # whether an earlier yes covers a no-op repeat is a convention: kept out of the headline
+            result.repeats.add(predicted, actual)
+        else:
+            result.overall.add(predicted, actual)
+            result.by_labeller.setdefault(case.labeller or "unknown", Confusion()).add(predicted, actual)
         result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
         if predicted != actual:
             result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted))
     result.by_case_type = dict(sorted(result.by_case_type.items()))
+    result.by_labeller = dict(sorted(result.by_labeller.items()))
     return result
