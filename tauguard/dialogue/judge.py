@@ -256,8 +256,8 @@ class CompiledJudge:
                 continue
             if polarity(later.text) in ("no", "conditional"):
                 return False
-            if _CHANGE.search(_fold(later.text)) and polarity(later.text) != "yes":
-                return False
+            if _CHANGE.search(_fold(later.text)):
+                return False  # the user changed the request since (a re-confirmation is a pair of its own)
         if _creates(rule):
             for pos, made in view.calls:
                 if pos <= reply_at or made.name != call.name or made.requestor != call.requestor:

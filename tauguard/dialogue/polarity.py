@@ -116,7 +116,7 @@ def polarity(text: str) -> Polarity:
             no = True
             continue
         agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
-        if agrees and (_CONDITIONAL.search(sentence) or (not yes and _OPENING_IF.search(sentence))):
+        if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)):
             conditional = True
         elif agrees:
             yes = True

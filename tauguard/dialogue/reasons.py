@@ -58,7 +58,7 @@ _WEATHER = re.compile(
 )
 # Any reason at all (the policy asks the agent to get one for a cancellation).
 _ANY = re.compile(
-    r"\b(because|since|due to|as i|reason|change of plans?|plans? (?:have |has )?changed|changed? (?:my|our) plans?|"
+    r"\b(because|since|due to|as i|reason|change of plans?|plans? (?:have |has |just |\w+ )?changed|changed? (?:my|our) plans?|"
     r"no longer|don'?t need|do not need|don'?t want|can'?t make|cannot make|won'?t be able|unable to|"
     r"emergency|family|work|conflict|mix-?up|mistake|cancel+ed by|airline cancel+ed|flight (?:was|got|has been|is) cancel+ed|"
     r"personal|schedule)\b"

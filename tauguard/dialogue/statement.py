@@ -161,7 +161,9 @@ def names_action(text: str, call: ToolCallView, rule: Confirmation) -> bool:
     """Whether ``text`` names the kind of action: the tool's name or one of the contract's words."""
     text_n = norm(text)
     words = [call.name.replace("_", " "), *rule.words]
-    return call.name in text or any(re.search(r"\b" + re.escape(w.lower()), text_n) for w in words)
+    # the contract's words are prefixes; a final "e" drops before a suffix ("upgrade" -> "upgrading")
+    stems = [w.lower()[:-1] if w.lower().endswith("e") and len(w) > 4 else w.lower() for w in words]
+    return call.name in text or any(re.search(r"\b" + re.escape(w), text_n) for w in stems)
 
 
 def _mentioned_ids(text: str, known: frozenset[str]) -> list[str]:
