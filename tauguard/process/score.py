@@ -26,12 +26,12 @@ environment. Imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.dialogue import NEUTRAL, neutral_label, view_of
 from tauguard.process.rubric import DomainRubric, load
 
 RUBRIC_VERSION = 3  # bump on any change of a check or a rubric file (stored on each report)
@@ -130,6 +130,8 @@ class _Tally:
 
 def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | None = None) -> ProcessReport:
     """The process rubric of one trace (see the module docstring for the checks)."""
+    from tauguard.dialogue import NEUTRAL, neutral_label, view_of  # compiles its patterns: off the CLI's start-up path
+
     rubric = rubric or load(domain)
     tally = _Tally()
     tally.report.judge = neutral_label()
@@ -192,6 +194,16 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
         verified = any(j > at and c.name in rubric.verify.reads for j, c in executed)
         tally.add(verified, "verify_after", rubric.verify.clause, at, tool, f"nothing observes the result of {tool}")
     return tally.report
+
+
+def judge_note(judges: Iterable[str] | None = None) -> str:
+    """Which dialogue judge scored the process checks: ``judges`` as stored on the reports
+    (the current neutral judge when not given), in words for ``compare`` and ``report``."""
+    from tauguard.dialogue import neutral_label
+
+    names = sorted(set(judges)) if judges is not None else [neutral_label()]
+    said = [f"the neutral dialogue judge {n}" if n else "the rubric's own regex (reports before rubric v3; re-score to update)" for n in names]
+    return "explicit confirmations scored by " + " and ".join(said) + " (tauguard.dialogue, never a guard's code)"
 
 
 def score_record(record: Any) -> ProcessReport | None:
