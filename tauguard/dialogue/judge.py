@@ -114,34 +114,76 @@ _CHANGE = re.compile(
 )
 
 
-def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmation | None = None) -> bool:
+def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmation | None = None,
+                  domain: str | None = None) -> bool:
     """Whether an agent message asks the user for the go-ahead (of ``call``'s action, if given).
 
     A question counts when it asks to proceed ("Shall I go ahead?", "Is that correct?") or
     names the action ("Would you like to cancel it?"); so does a request for a yes ("Please
     confirm and I'll proceed"). A question that only asks for something else (which card,
-    which flight, a date) does not.
+    which flight, a date, the reason, whether to look something up, whether a fact is right)
+    does not, nor (with ``domain``) one that names another action of the domain and not this
+    one ("Shall I proceed with the upgrade?" does not ask for the go-ahead of adding bags).
     """
     if _menu(text):
         return False
-    folded = _fold(text)
-    if _ASKS_IMPERATIVE.search(folded):
-        return True
+    own, other = _action_words(domain, call, rule)
+    topics: list[str] = []
     for sentence in sentences(text):
-        if not sentence.endswith("?") or _INFORMATION.search(sentence):
+        question = sentence.endswith("?")
+        if question:
+            if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
+                continue
+            if _WH.search(sentence) and not _STRONG.search(sentence):
+                continue  # "Which card would you like to use?" asks for a detail
+            asks = bool(_ASKS.search(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
+        else:
+            asks = bool(_ASKS_IMPERATIVE.search(sentence))
+        if not asks:
             continue
-        if _WH.search(sentence) and not _STRONG.search(sentence):
-            continue  # "Which card would you like to use?" asks for a detail
-        if _ASKS.search(sentence) or (call is not None and rule is not None and names_action(sentence, call, rule)):
+        if _names_any(sentence, own):
             return True
-    return False
+        # only a question names the action it asks about; a request for a yes refers back to it
+        topics.append("other" if question and other and _names_any(sentence, other) else "generic")
+    # a generic request ("Please confirm with yes") asks about what the specific one names:
+    # with only another action named ("Shall I proceed with the upgrade?"), not this one
+    return "generic" in topics and "other" not in topics
 
 
-# Questions that ask for a detail, a choice or permission to look something up, not for the go-ahead.
-_WH = re.compile(r"^\W*(?:\w+\W+){0,3}?(which|what|when|where|how|who|whose)\b", re.IGNORECASE)
+def _action_words(domain: str | None, call: ToolCallView | None, rule: Confirmation | None) -> tuple[set[str], set[str]]:
+    """(words only this write's action uses, words only the domain's other writes use), from the contract."""
+    if domain is None or call is None or rule is None:
+        return set(), set()
+    try:
+        writes = contract(domain).write
+    except Exception:  # noqa: BLE001 -- no contract: no other actions known
+        return set(), set()
+    # a word that begins a target's name ("reserv" of reservation) names the target, not an action
+    targets = [name.removesuffix("_id") for name in contract(domain).entities]
+    lists = [{w.lower() for w in c.confirmation.words if not any(t.startswith(w.lower()) for t in targets)}
+             for c in writes if c.confirmation]
+    # a word in several actions' lists ("change", "update") names none of them in particular
+    specific = {w for words in lists for w in words if sum(w in other for other in lists) == 1}
+    own = {w.lower() for w in rule.words} & specific
+    return own, specific - own
+
+
+def _names_any(sentence: str, words: set[str]) -> bool:
+    stems = {w[:-1] if w.endswith("e") and len(w) > 4 else w for w in words}
+    return any(re.search(r"\b" + re.escape(w), sentence) for w in stems)
+
+
+# Questions that ask for a detail, a choice, a fact or permission to look something up, not for the go-ahead.
+_WH = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(which|what|when|where|how|who|whose|why|(?:can|could) you (?:please )?tell me|do you (?:know|have|need))\b",
+    re.IGNORECASE,
+)
 _STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
+_PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
+_FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)
 _INFORMATION = re.compile(
-    r"\b(check(?:ing)?|look (?:into|up|for)|looking (?:into|up)|see if|search(?:ing)?|find out|explore|calculat\w+|verify|review)\b",
+    r"\b(check(?:ing)?|look (?:into|up|for)|looking (?:into|up)|see if|search(?:ing)?|find out|explore|calculat\w+|verify|review|"
+    r"consider|help (?:with|you)|like help|either of these|any of these|other options|anything else)\b",
     re.IGNORECASE,
 )
 _LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
@@ -196,7 +238,7 @@ class CompiledJudge:
         found = [
             Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text, reply=turns[j].text)
             for i, j in _pairs(turns)
-            if self._confirms(turns, i, j, call, rule, prefix, facts)
+            if self._confirms(domain, turns, i, j, call, rule, prefix, facts)
         ]
         return Finding(needed=True, pairs=found, judge=self.label)
 
@@ -211,12 +253,12 @@ class CompiledJudge:
 
     # -- the rules ------------------------------------------------------------------------
 
-    def _confirms(self, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
+    def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
                   view: DialogueView, facts: Facts) -> bool:
         statement, reply = turns[i], turns[j]
         if polarity(reply.text) != "yes":
             return False
-        if not asks_go_ahead(statement.text, call, rule):
+        if not asks_go_ahead(statement.text, call, rule, domain):
             return False
         episode = self._episode(turns, i)
         earlier = [t.text for t in episode[:-1]]
@@ -226,7 +268,7 @@ class CompiledJudge:
             return False
         if not states(said, call, rule, view, context, facts, earlier=earlier):
             return False
-        return self._in_force(turns, j, call, rule, view, statement.position)
+        return self._in_force(domain, turns, j, call, rule, view)
 
     @staticmethod
     def _episode(turns: list[Turn], i: int) -> list[Turn]:
@@ -249,10 +291,15 @@ class CompiledJudge:
         return episode
 
     @staticmethod
-    def _in_force(turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView, since: int) -> bool:
+    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView) -> bool:
         reply_at = turns[j].position
-        for later in turns[j + 1 :]:
+        for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
+                # the write failed and the agent put it to the user again (a revised plan): the
+                # earlier yes is superseded by the answer to the new statement
+                if k + 1 < len(turns) and turns[k + 1].role == "user" and _failed_between(view, call, reply_at, later.position) \
+                        and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule):
+                    return False
                 continue
             if polarity(later.text) in ("no", "conditional"):
                 return False
@@ -266,6 +313,11 @@ class CompiledJudge:
                 if result is not None and not result.error:
                     return False  # used up by an earlier successful write of the same kind
         return True
+
+
+def _failed_between(view: DialogueView, call: ToolCallView, start: int, end: int) -> bool:
+    """Whether a call of ``call``'s tool failed (an error result) between two positions."""
+    return any(r.error and r.call.name == call.name and start < r.position < end for r in view.results)
 
 
 def judge_conversation(judge: DialogueJudge, domain: str, conversation: Conversation, call: ToolCallView) -> Finding:
