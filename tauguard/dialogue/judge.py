@@ -134,7 +134,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
         if question:
             if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
                 continue
-            if _WH.search(sentence) and not _STRONG.search(sentence):
+            last_clause = re.split(r"[:;\u2014]", sentence)[-1]
+            if _WH.search(last_clause) or (_WH.search(sentence) and not _STRONG.search(sentence)):
                 continue  # "Which card would you like to use?" asks for a detail
             asks = bool(_ASKS.search(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
         else:

@@ -47,7 +47,7 @@ _REQUEST = re.compile(
 # sentence is a detail of what was agreed: "Yes, and I don't need insurance").
 _NO = re.compile(
     r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
-    r"(no\b|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
+    r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
     r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:want|like|need|think|agree|confirm|accept|proceed)|"
     r"i(?:'d| would) rather not|i(?:'ve| have) changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
     r"non\b|nein\b|no,)",
@@ -75,11 +75,19 @@ _CONDITIONAL = re.compile(
     r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
 )
-_OPENING_IF = re.compile(r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b", re.IGNORECASE)
+_OPENING_IF = re.compile(
+    r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b"
+    r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition
+    re.IGNORECASE,
+)
 # "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
 _ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
 # A question back about the terms of the action: agreeing depends on its answer.
-_TERMS = re.compile(r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b", re.IGNORECASE)
+_TERMS = re.compile(
+    r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b|"
+    r"\bis (?:that|this|it) (?:possible|doable|allowed|ok(?:ay)?)\b|\bconfirm (?:that'?s|that is|it'?s) possible\b|\b(?:does|would|will) that work\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
 
 
