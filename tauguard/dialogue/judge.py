@@ -102,7 +102,7 @@ _ASKS = re.compile(
 _ASKS_IMPERATIVE = re.compile(
     r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
     r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
-    r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|confirm (?:that|if|whether|and)|"
+    r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|"
     r"just (?:say|confirm|let me know))\b",
     re.IGNORECASE,
 )
@@ -264,10 +264,10 @@ class CompiledJudge:
         episode = self._episode(turns, i)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
-        said = statement.text + "\n" + reply.text
-        if not names_action("\n".join([*earlier, said]), call, rule):
+        # the agent must state the action: the reply resolves references, it does not state details
+        if not names_action("\n".join([*earlier, statement.text]), call, rule):
             return False
-        if not states(said, call, rule, view, context, facts, earlier=earlier):
+        if not states(statement.text, call, rule, view, context, facts, earlier=earlier):
             return False
         return self._in_force(domain, turns, j, call, rule, view)
 
