@@ -89,7 +89,7 @@ def mentions_value(text: str, value: str, known_methods: Iterable[str] = ()) -> 
         return bool(re.search(r"(?<!basic )\beconomy\b", text_n))
     if re.search(r"(?<![a-z0-9])" + re.escape(needle) + r"(?![a-z0-9])", text_n):
         return True
-    method = _METHOD_ID.match(norm(value))
+    method = _METHOD_ID.match(value.strip().lower())
     if method is None:
         return False
     kind, digits = method.group(1).replace("_", " "), method.group(2)
@@ -98,6 +98,8 @@ def mentions_value(text: str, value: str, known_methods: Iterable[str] = ()) -> 
         return False
     if kind == "paypal" or digits[-4:] in text_n:
         return True
+    if re.search(r"(?:ending(?: in)?|last (?:four|4)(?: digits)?|x{2,}|\*+)\s*\d{4}\b", text_n):
+        return False  # it names another card's last digits
     same_kind = [m for m in known_methods if m != value and m.startswith(method.group(1) + "_")]
     return not same_kind
 
@@ -209,26 +211,29 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
 
 
 def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
-    """Whether ``statement`` offers flights other than the call's and the reservation's own
-    (a menu: "HAT175 or HAT266?"), so it does not single out this change."""
+    """Whether ``statement`` names flights that are neither the call's nor already some
+    reservation's (a menu, "HAT175 or HAT266?", or another change): it does not state this one."""
     flights = {str(v).upper() for v in values_at(call.arguments, ["flights", "*", "flight_number"])}
     if not flights:
         return False
-    record = facts.records.get(str(call.arguments.get("reservation_id")))
-    current = {str(f.get("flight_number")).upper() for f in (record or {}).get("flights") or [] if isinstance(f, dict)}
+    # flights some reservation already has may be named as they are (a summary of several)
+    current = {str(f.get("flight_number")).upper() for r in facts.records.values()
+               for f in r.get("flights") or [] if isinstance(f, dict)}
     said = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", statement)}
     # a reservation id can look like a flight number (BOH180): only other flights count
     said -= facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
-    return bool(said - flights - current) and bool(said & flights)
+    return bool(said - flights - current)
 
 
 def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts) -> bool:
-    """A passenger is conveyed by first or last name, or as the user ("you", "just me")."""
-    for key in ("first_name", "last_name"):
-        name = passenger.get(key)
-        if isinstance(name, str) and name and mentions_value(statement, name):
-            return True
+    """A passenger is conveyed by their first name, or as the user ("you", "just me")."""
+    # the first name identifies a passenger (a shared family name does not)
+    name = passenger.get("first_name")
+    if isinstance(name, str) and name and mentions_value(statement, name):
+        return True
     first, last = passenger.get("first_name"), passenger.get("last_name")
+    if not re.search(r"\b(you|yourself|your own|just me|myself)\b", norm(statement)):
+        return False
     for record in facts.records.values():
         name = record.get("name")
         if isinstance(name, dict) and name.get("first_name") == first and name.get("last_name") == last:
