@@ -103,7 +103,7 @@ _ASKS_IMPERATIVE = re.compile(
     r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
     r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
     r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|"
-    r"just (?:say|confirm|let me know))\b",
+    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes|['\"]yes['\"]? (?:to|and i(?:'ll| will)) (?:confirm|proceed|go ahead))\b",
     re.IGNORECASE,
 )
 # The user changing what is to be done, after agreeing.
@@ -125,12 +125,15 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
     does not, nor (with ``domain``) one that names another action of the domain and not this
     one ("Shall I proceed with the upgrade?" does not ask for the go-ahead of adding bags).
     """
-    if _menu(text):
-        return False
+    # in a menu of options ("1. Upgrade both? 2. Stay in economy?") no option is put to the user
+    # for a yes; a go-ahead question outside the list still counts
+    menu = _menu(text)
     own, other = _action_words(domain, call, rule)
     topics: list[str] = []
     for sentence in sentences(text):
         question = sentence.endswith("?")
+        if menu and question and _LIST_ITEM.match(sentence):
+            continue
         if question:
             if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
                 continue
@@ -186,9 +189,10 @@ _PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORE
 _FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)
 _INFORMATION = re.compile(
     r"\b(check(?:ing)?|look (?:into|up|for)|looking (?:into|up)|see if|search(?:ing)?|find out|explore|calculat\w+|verify|review|"
-    r"consider|help (?:with|you)|like help|either of these|any of these|other options|anything else)\b",
+    r"consider|help (?:with|you)|like help|either of these|any of these|other options|anything else|transfer\w*)\b",
     re.IGNORECASE,
 )
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)", re.IGNORECASE)
 _LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
 
 

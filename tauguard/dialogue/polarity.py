@@ -80,6 +80,9 @@ _OPENING_IF = re.compile(
     r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition
     re.IGNORECASE,
 )
+# An "if" whose consequence changes or halts the action ("If the difference is more than my
+# balance, please pause and let me know"; "If that isn't possible, then yes, proceed").
+_CONTINGENCY = re.compile(r"\b(pause|stop|hold off|hold on|wait|don'?t|do not|instead|then (?:yes|go ahead|proceed|please))\b", re.IGNORECASE)
 # "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
 _ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
 # A question back about the terms of the action: agreeing depends on its answer.
@@ -124,7 +127,9 @@ def polarity(text: str) -> Polarity:
             no = True
             continue
         agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
-        if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)):
+        if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)) or (
+            _OPENING_IF.search(sentence) and _CONTINGENCY.search(sentence)
+        ):
             conditional = True
         elif agrees:
             yes = True
