@@ -18,11 +18,11 @@ from pydantic import BaseModel, Field
 from tauguard_strategies.workflow.graph import FlatGraph, Node
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
+from tauguard.dialogue.polarity import is_short_answer
 
 TRANSFER_TOOL = "transfer_to_human_agents"
 _DEVICE_REPORT = re.compile(r"\bI did (\w+)")
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
-_SHORT_ANSWER = re.compile(r"^\W*(yes|no|ok(ay)?|sure|thanks?|thank you)\b", re.IGNORECASE)
 
 
 class RequestRecord(BaseModel):
@@ -101,7 +101,7 @@ class Tracker:
         if m:
             self.state.device_reports.append((index, m.group(1)))
             return
-        if _SHORT_ANSWER.match(text):
+        if is_short_answer(text):
             return
         low = text.lower()
         known = {r.type for r in self.state.requests}
@@ -142,7 +142,7 @@ class Tracker:
         if node.judge in ("request", "reason"):
             # the user stated something beyond a short answer (the request, the reason)
             return any(
-                e.kind == "user_message" and e.content and not _SHORT_ANSWER.match(e.content) and not _DEVICE_REPORT.search(e.content)
+                e.kind == "user_message" and e.content and not is_short_answer(e.content) and not _DEVICE_REPORT.search(e.content)
                 for e in conversation.events
             )
         return True  # no deterministic judge: advisory

@@ -110,6 +110,14 @@ def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
+_ANSWER = re.compile(r"^\W*(yes|no|ok(?:ay)?|sure|yeah|yep|nope|thanks?|thank you|oui|non|merci|ja|nein)\b", re.IGNORECASE)
+
+
+def is_short_answer(text: str) -> bool:
+    """Whether a user message opens as an answer (yes / no / ok / thanks), not as a request of its own."""
+    return bool(_ANSWER.match(_fold(text)))
+
+
 def polarity(text: str) -> Polarity:
     """The polarity of a user reply (see the module docstring).
 
