@@ -16,9 +16,9 @@ Which writes need a yes and what a statement must convey come only from the writ
   else (a detail, a choice) is not a confirmation;
 - a confirmation stays in force until the write, unless the user later refuses, attaches a
   condition or changes the request; a summary covers every write it lists; a write that
-  creates something (it names no existing target: a booking, a certificate, a refuel) uses
-  its confirmation up, so a repeat needs a new yes, while a repeat of an update is the same
-  change again.
+  creates something (it names no existing target: a booking, a certificate, a refuel) is
+  used up by making it, so an identical repeat needs a new yes (the other bookings a summary
+  lists do not), while a repeat of an update is the same change again.
 
 This module imports neither tau2 nor litellm.
 """
@@ -314,17 +314,23 @@ class CompiledJudge:
                 return False  # the user changed the request since (a re-confirmation is a pair of its own)
         if _creates(rule):
             for pos, made in view.calls:
-                if pos <= reply_at or made.name != call.name or made.requestor != call.requestor:
+                if pos <= reply_at or made.name != call.name or made.arguments != call.arguments:
                     continue
                 result = view.result_of(made)
                 if result is not None and not result.error:
-                    return False  # used up by an earlier successful write of the same kind
+                    return False  # this very thing was already made with it: a second one needs its own yes
         return True
 
 
+def _same_target(a: ToolCallView, b: ToolCallView) -> bool:
+    """Whether two calls of a tool act on the same existing target (any two, when it names none)."""
+    keys = [k for k in ("reservation_id", "order_id") if k in a.arguments]
+    return a.name == b.name and all(a.arguments.get(k) == b.arguments.get(k) for k in keys)
+
+
 def _failed_between(view: DialogueView, call: ToolCallView, start: int, end: int) -> bool:
-    """Whether a call of ``call``'s tool failed (an error result) between two positions."""
-    return any(r.error and r.call.name == call.name and start < r.position < end for r in view.results)
+    """Whether a call of ``call``'s tool on its target failed (an error result) between two positions."""
+    return any(r.error and _same_target(r.call, call) and start < r.position < end for r in view.results)
 
 
 def judge_conversation(judge: DialogueJudge, domain: str, conversation: Conversation, call: ToolCallView) -> Finding:
