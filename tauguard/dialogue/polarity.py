@@ -48,15 +48,21 @@ _REQUEST = re.compile(
 _NO = re.compile(
     r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
     r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
-    r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:want|like|need|think|agree|confirm|accept|proceed)|"
+    r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:(?:want|like|wish) to (?:proceed|go ahead|continue|do (?:it|that|this))|think so|agree|confirm|accept|proceed)|"
     r"i(?:'d| would) rather not|i(?:'ve| have) changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
     r"non\b|nein\b|no,)",
     re.IGNORECASE,
 )
 # A negation anywhere that withdraws the action itself.
 _WITHDRAW = re.compile(
-    r"\b(don'?t|do not|please don'?t|no need to|never mind|not (?:go ahead|proceed|do (?:it|that|this)))\b"
-    r"\s*(?:go ahead|proceed|do (?:it|that|this|anything)|cancel (?:it|that|anything)|make (?:the|any) change|book|change (?:it|anything))\b",
+    r"\b(don'?t|do not|please don'?t|please do not|no need to|never mind|not (?:go ahead|proceed|do (?:it|that|this)))\b"
+    r"\s*(?:go ahead|proceed|do (?:it|that|this|anything)|cancel|make (?:the|any) change|book|change (?:it|anything)|modify|return|exchange|submit)\b",
+    re.IGNORECASE,
+)
+# The user defers the yes to a later message ("Send me the full summary and I'll approve").
+_DEFER = re.compile(
+    r"\bi(?:'ll| will) (?:then )?(?:approve|confirm|give you the (?:green light|go-?ahead)|reply (?:with )?['\"]?yes|say ['\"]?yes)\b|"
+    r"\bsend (?:me )?(?:the|a) (?:full |final |updated )?(?:exchange |return |order )?summary\b|\bfor my (?:review|approval)\b",
     re.IGNORECASE,
 )
 # Idioms that contain a negation word but agree or are neutral.
@@ -70,7 +76,7 @@ _NOT_NEGATIONS = re.compile(
 # later in a reply usually belongs to a side request ("let me know if the date changes").
 _CONDITIONAL = re.compile(
     r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
-    r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel)|"
+    r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel|submit)|"
     r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
     r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
@@ -125,7 +131,10 @@ def polarity(text: str) -> Polarity:
     when a sentence attaches a condition; ``question`` when the reply asks something and
     never agrees; ``none`` when it neither agrees nor refuses (it answers something else).
     """
-    said = sentences(_NOT_NEGATIONS.sub(" ", _fold(text)))
+    folded = _fold(text)
+    if _DEFER.search(folded):
+        return "conditional"
+    said = sentences(_NOT_NEGATIONS.sub(" ", folded))
     yes = no = conditional = question = False
     for sentence in said:
         if _is_question(sentence):
