@@ -210,6 +210,9 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
     return False
 
 
+_OLD_OR_OTHER_STEP = re.compile(r"\b(from|current(?:ly)?|original|old|previous|was|were|instead of|replac\w*|step \d|then)\b", re.IGNORECASE)
+
+
 def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     """Whether ``statement`` names flights that are neither the call's nor already some
     reservation's (a menu, "HAT175 or HAT266?", or another change): it does not state this one."""
@@ -219,10 +222,13 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     # flights some reservation already has may be named as they are (a summary of several)
     current = {str(f.get("flight_number")).upper() for r in facts.records.values()
                for f in r.get("flights") or [] if isinstance(f, dict)}
-    said = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", statement)}
-    # a reservation id can look like a flight number (BOH180): only other flights count
-    said -= facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
-    return bool(said - flights - current)
+    ignore = facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
+    for line in statement.splitlines():
+        # a reservation id can look like a flight number (BOH180): only other flights count
+        others = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", line)} - ignore - flights - current
+        if others and not _OLD_OR_OTHER_STEP.search(line):
+            return True  # the line of the itinerary being replaced, or of another step, is no alternative
+    return False
 
 
 def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts) -> bool:
