@@ -132,8 +132,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
     topics: list[str] = []
     for sentence in sentences(text):
         question = sentence.endswith("?")
-        if menu and question and _LIST_ITEM.match(sentence):
-            continue
+        if (menu and question and _LIST_ITEM.match(sentence)) or "|" in sentence:
+            continue  # a menu's options; a table's cells ("| Cancellable?")
         if question:
             if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
                 continue

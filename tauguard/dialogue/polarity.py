@@ -49,7 +49,7 @@ _NO = re.compile(
     r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
     r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
     r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:(?:want|like|wish) to (?:proceed|go ahead|continue|do (?:it|that|this))|think so|agree|confirm|accept|proceed)|"
-    r"i(?:'d| would) rather not|i(?:'ve| have) changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
+    r"i(?:'d| would) rather not|i(?:'ve| have| just)? ?changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
     r"non\b|nein\b|no,)",
     re.IGNORECASE,
 )
@@ -78,6 +78,7 @@ _CONDITIONAL = re.compile(
     r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
     r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel|submit)|"
     r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
+    r"with (?:one|a|two|some|a few) (?:small |minor |quick )?(?:corrections?|changes?|exceptions?|adjustments?|modifications?)|"
     r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
 )
