@@ -140,6 +140,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
             last_clause = re.split(r"[:;\u2014]", sentence)[-1]
             if _WH.search(last_clause) or (_WH.search(sentence) and not _STRONG.search(sentence)):
                 continue  # "Which card would you like to use?" asks for a detail
+            if _CHOICE.search(sentence) and not _STRONG.search(sentence):
+                continue  # "Keep 3 bags or reduce to 2?" asks for a choice
             asks = bool(_ASKS.search(sentence) or _SHORT_ASK.match(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
         else:
             asks = bool(_ASKS_IMPERATIVE.search(sentence))
@@ -184,6 +186,7 @@ _WH = re.compile(
 )
 # A bare "OK?" / "Right?" after a statement of the action.
 _SHORT_ASK = re.compile(r"^\W*(ok(?:ay)?|alright|all right|right|correct|agreed|good|sound good|yes or no)\W*\?$", re.IGNORECASE)
+_CHOICE = re.compile(r"\w\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
 _STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
 _PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
 _FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)

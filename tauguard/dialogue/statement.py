@@ -231,12 +231,25 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     return False
 
 
-def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts) -> bool:
-    """A passenger is conveyed by their first name, or as the user ("you", "just me")."""
+def _renamed(call: ToolCallView, facts: Facts) -> bool:
+    """Whether the call changes passengers of a reservation that was read (a name change)."""
+    return str(call.arguments.get("reservation_id")) in facts.records
+
+
+def _unchanged_passenger(passenger: dict[str, Any], call: ToolCallView, facts: Facts) -> bool:
+    record = facts.records.get(str(call.arguments.get("reservation_id")))
+    current = [(p.get("first_name"), p.get("last_name")) for p in (record or {}).get("passengers") or [] if isinstance(p, dict)]
+    return (passenger.get("first_name"), passenger.get("last_name")) in current
+
+
+def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts, renamed: bool = False) -> bool:
+    """A passenger is conveyed by their first name (a new name in full, when a reservation's
+    passenger is renamed), or as the user ("you", "just me")."""
     # the first name identifies a passenger (a shared family name does not)
-    name = passenger.get("first_name")
+    name, last = passenger.get("first_name"), passenger.get("last_name")
     if isinstance(name, str) and name and mentions_value(statement, name):
-        return True
+        if not renamed or (isinstance(last, str) and mentions_value(statement, f"{name} {last}")):
+            return True
     first, last = passenger.get("first_name"), passenger.get("last_name")
     if not re.search(r"\b(you|yourself|your own|just me|myself)\b", norm(statement)):
         return False
@@ -263,8 +276,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
         return ["flights.*.flight_number"]
     if any(p.startswith("passengers.") for p in rule.conveys):
         passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
-        if not all(_passenger_conveyed(statement, p, facts) or _passenger_conveyed(before, p, facts) or
-                   _unchanged("passengers.*.first_name", p.get("first_name"), call, facts) for p in passengers):
+        if not all(_unchanged_passenger(p, call, facts) or _passenger_conveyed(statement, p, facts, renamed=_renamed(call, facts))
+                   or _passenger_conveyed(before, p, facts, renamed=_renamed(call, facts)) for p in passengers):
             lacking.append("passengers")
     for path in rule.conveys:
         if path.startswith("passengers."):
