@@ -248,7 +248,7 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
     # the first name identifies a passenger (a shared family name does not)
     name, last = passenger.get("first_name"), passenger.get("last_name")
     if isinstance(name, str) and name and mentions_value(statement, name):
-        if not renamed or (isinstance(last, str) and mentions_value(statement, f"{name} {last}")):
+        if not renamed or (isinstance(last, str) and mentions_value(statement, last)):
             return True
     first, last = passenger.get("first_name"), passenger.get("last_name")
     if not re.search(r"\b(you|yourself|your own|just me|myself)\b", norm(statement)):
