@@ -25,3 +25,13 @@ class WorkflowOptions(BaseModel):
         description="who judges an explicit yes for the tracker: the compiled dialogue judge, or the LLM one (needs --guard-llm)",
     )
     intercept: bool = Field(default=True, description="hold a write whose authorization node is not reached (VERIFY with the next step)")
+
+
+class WorkflowAblationOptions(BaseModel):
+    """Options of ``workflow-raw`` and ``workflow-self``: the ablation fixes the variant, so
+    ``variant`` is not an option of theirs (a given one is an error, never silently replaced)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failure_policy: Literal["closed", "open"] = WorkflowOptions.model_fields["failure_policy"]  # type: ignore[assignment]
+    intercept: bool = WorkflowOptions.model_fields["intercept"]  # type: ignore[assignment]
