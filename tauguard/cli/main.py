@@ -82,6 +82,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.audit", "audit", "audit"),
     ("tauguard.cli.workflow", "app", "workflow"),
     ("tauguard.cli.classifier", "app", "classifier"),
+    ("tauguard.cli.dialogue", "app", "dialogue"),
 ]
 
 def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
