@@ -154,7 +154,7 @@ def test_a_full_disk_mid_run_is_one_error_line_and_exit_3(tmp_path: Path, monkey
     assert errors == [f"error: run incomplete: cannot write run folder {tmp_path / 'full'} (No space left on device); "
                       f"what was recorded stays; resume with: tauguard run --resume {tmp_path / 'full'}"]
     status = json.loads((tmp_path / "full" / "manifest.json").read_text())["status"]
-    assert status == ("running" if manifest_too else "interrupted")
+    assert status == ("running" if manifest_too else "failed")
     monkeypatch.undo()
     resumed = CliRunner().invoke(app, ["run", "--resume", str(tmp_path / "full"), "--plain"])
     assert resumed.exit_code == 0, resumed.output

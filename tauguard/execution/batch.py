@@ -324,8 +324,12 @@ def run_batch(
             how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
             manifest.stop_reason = f"interrupted by {how} at {progress.done} of {progress.total} units"
             raise
-        except (WorkerLost, RunWriteError) as exc:
+        except WorkerLost as exc:
             manifest.status = "interrupted"
+            manifest.stop_reason = str(exc)
+            raise
+        except RunWriteError as exc:  # the folder itself failed: resume once the disk is fixed
+            manifest.status = "failed"
             manifest.stop_reason = str(exc)
             raise
         except BaseException:
