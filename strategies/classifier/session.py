@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tauguard.classifier.clauses import clause_pool, clause_text
-from tauguard.classifier.model import Artifact, load_artifact
+from tauguard.classifier.model import Artifact, decide, load_artifact
 from tauguard.classifier.retrieval import Retriever, make_retriever
 from tauguard.classifier.state import WITH_POLICY, DecisionState, build_state, missing_reads, render
 from tauguard.conversation import Conversation, ToolCallView
@@ -89,9 +89,9 @@ class ClassifierSession(GuardSession):
             rep = artifact.meta.representation
             policy = "\n".join(text for _, text in clauses) if rep in WITH_POLICY else ""
             text = render(state, rep, policy)
-            probabilities = artifact.pipeline.predict_proba([text])[0]
-            classes = [str(c) for c in artifact.pipeline.classes_]
-            label = classes[int(probabilities.argmax())]
+            classes, rows = artifact.probabilities([text])
+            probabilities = rows[0]
+            label = decide(classes, probabilities, artifact.meta.allow_threshold)
             evidence = {
                 "backend": "sklearn",
                 "label": label,
