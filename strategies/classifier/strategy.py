@@ -20,7 +20,7 @@ class ClassifierOptions(BaseModel):
     artifact: str | None = Field(default=None, description="path of a trained artifact (tauguard classifier train; '{domain}' in it is replaced by each run domain); needed unless the LLM backend is used")
     backend: Literal["auto", "sklearn", "llm"] = Field(default="auto", description="auto: the LLM backend when --guard-llm is set, else the artifact")
     representation: Representation | None = Field(default=None, description="expected representation; an artifact trained on another one is an error")
-    retriever: Literal["bm25", "tfidf", "encoder"] | None = Field(default=None, description="clause retriever (default: the artifact's, else bm25)")
+    retriever: Literal["bm25", "tfidf", "minilm", "encoder"] | None = Field(default=None, description="clause retriever (default: the artifact's, else bm25)")
     encoder: str | None = Field(default=None, description="local sentence-transformers model directory for retriever=encoder (never downloaded)")
     k: int = Field(default=1, ge=1, le=10, description="retrieved clauses put into the policy field (the paper uses the top-1)")
 

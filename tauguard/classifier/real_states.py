@@ -170,3 +170,19 @@ def real_probe_set(domain: str, writes: Sequence[LabelledWrite] | None = None, d
     digest = hashlib.sha256("\n".join(sorted(w.model_dump_json() for w in chosen)).encode("utf-8")).hexdigest()
     return ProbeSet(path=f"real-write benchmark ({domain})", domain=domain, sha256=digest, examples=examples,
                     unmatched_clauses=sum(1 for e in examples if e.clause and not e.gold_ids), simulated=False)
+
+
+def task_split(probe_set: ProbeSet, *, test_fraction: float = 0.3, seed: int = 0) -> tuple[ProbeSet, ProbeSet]:
+    """A train / test split of whole task clusters (no task in both), as the paper's
+    ``task_id``-grouped split (§2 "Task and data"); deterministic for a seed."""
+    from sklearn.model_selection import GroupShuffleSplit
+
+    groups = [e.task_id for e in probe_set.examples]
+    splitter = GroupShuffleSplit(n_splits=1, test_size=test_fraction, random_state=seed)
+    train_idx, test_idx = next(splitter.split(probe_set.examples, groups=groups))
+
+    def part(indices: Any, name: str) -> ProbeSet:
+        examples = [probe_set.examples[i] for i in sorted(indices)]
+        return probe_set.model_copy(update={"path": f"{probe_set.path} {name} (seed {seed})", "examples": examples})
+
+    return part(train_idx, "train"), part(test_idx, "test")

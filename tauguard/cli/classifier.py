@@ -52,7 +52,7 @@ def _emit(fmt: OutputFormat, text_parts: list[str], data: dict[str, Any], *sets:
 @app.command("train")
 def train(
     probes: Path = typer.Option(..., "--probes", "-p", help="Training probes (tauguard probes build --split train)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the artifact (joblib)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the artifact (gzipped JSON, e.g. runs/clf-airline.json.gz)."),
     representation: str = typer.Option("structured", "--representation", "-r", help=REPRESENTATION_HELP),
     retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory (retriever encoder)."),
@@ -146,24 +146,27 @@ def eval_(
     _emit(fmt, parts, data, test_set)
 
 
-SECTIONS = ("table1", "representation", "recall", "injection")
+SECTIONS = ("table1", "representation", "recall", "injection", "leak")
 
 
 @app.command("ablate")
 def ablate(
-    train_path: Path = typer.Option(..., "--train", help="Training probes."),
-    test_path: Path = typer.Option(..., "--test", help="Test probes (disjoint)."),
+    train_path: Optional[Path] = typer.Option(None, "--train", help="Training probes."),
+    test_path: Optional[Path] = typer.Option(None, "--test", help="Test probes (disjoint)."),
+    real: Optional[str] = typer.Option(None, "--real", help="Instead of probe files: the real-write benchmark's states of this domain (airline or retail), split by task."),
+    test_fraction: float = typer.Option(0.3, "--test-fraction", min=0.05, max=0.95, help="With --real: share of task clusters held out for test."),
     retriever: str = typer.Option("bm25", "--retriever", help="Retriever of the retrieved / injected clause: " + RETRIEVER_HELP),
     retrievers: str = typer.Option("bm25,tfidf", "--retrievers", help="Retrievers of the recall@k table (comma-separated)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory."),
-    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection."),
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection, leak."),
     seed: int = typer.Option(0, "--seed", help="Seed of training, clause draws and the bootstrap."),
     resamples: int = typer.Option(2000, "--resamples", help="Task-clustered bootstrap resamples."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """The paper's measurements: Table 1 (policy input gold / retrieved / mismatched / none),
     the representation ablation, exact-match recall@1/5/10 per retriever and class, and the
-    gold-injection sweep with the structured - raw gap per p."""
+    gold-injection sweep with the structured - raw gap per p, and the leak check (clause-id-only
+    baselines). --real DOMAIN runs them on real agents' decision states (task-disjoint split)."""
     from tauguard.classifier import experiments as ex
     from tauguard.classifier.render import DELTA_HEADERS, SCORE_HEADERS, delta_rows, scores_rows, table
     from tauguard.classifier.retrieval import RETRIEVERS
@@ -174,7 +177,16 @@ def ablate(
     recall_retrievers = [r.strip() for r in retrievers.split(",") if r.strip()]
     for r in [retriever, *recall_retrievers]:
         _check_choice(r, RETRIEVERS, "retriever")
-    train_set, test_set = _load(train_path), _load(test_path)
+    if real is not None:
+        if train_path is not None or test_path is not None:
+            fail("--real builds its own task-disjoint split; drop --train/--test")
+        from tauguard.classifier.real_states import real_probe_set, task_split
+
+        train_set, test_set = task_split(real_probe_set(real), test_fraction=test_fraction, seed=seed)
+    elif train_path is None or test_path is None:
+        fail("give --train and --test probe files, or --real DOMAIN")
+    else:
+        train_set, test_set = _load(train_path), _load(test_path)
     if train_set.domain != test_set.domain:
         fail(f"train probes are {train_set.domain}, test probes {test_set.domain}; use one domain")
     from tauguard.classifier.dataset import check_disjoint
@@ -200,6 +212,11 @@ def ablate(
                 )
             )
             data["recall"] = rows
+        elif section == "leak":
+            leak = ex.leak_check(train_set, test_set, **kw)
+            parts.append(f"## {leak.table.title}\n" + table(SCORE_HEADERS, [scores_rows(r.condition, r.scores) for r in leak.table.rows], fmt.value))
+            parts.append(table(DELTA_HEADERS, delta_rows(leak.table.deltas), fmt.value) + f"\n{leak.verdict}")
+            data["leak"] = {"rows": {r.condition: r.scores for r in leak.table.rows}, "deltas": leak.table.deltas, "leaks": leak.leaks, "verdict": leak.verdict}
         else:
             raw, sweep = ex.injection_sweep(train_set, test_set, **kw)
             parts.append(
