@@ -13,6 +13,7 @@ and its retriever use this model (§2, Appendix C).
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,14 @@ class MiniLM:
         try:
             self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
             st = json.loads((directory / "sentence_bert_config.json").read_text(encoding="utf-8"))
-            self.weights = load_file(str(directory / "model.safetensors"))
+            import numpy as np
+
+            # Copies: safetensors' arrays view an unaligned buffer, which makes numpy skip BLAS
+            # (a 256-token pass took 20x longer). Dense weights are stored transposed once.
+            self.weights = {
+                k: np.ascontiguousarray(v.T if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight")) else v)
+                for k, v in load_file(str(directory / "model.safetensors")).items()
+            }
             self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         except (OSError, ValueError) as exc:
             raise MiniLMError(f"cannot load MiniLM from '{directory}': {exc}") from None
@@ -68,12 +76,14 @@ class MiniLM:
         return (x - mean) / np.sqrt(var + eps) * self.weights[prefix + ".weight"] + self.weights[prefix + ".bias"]
 
     def _dense(self, x: Any, prefix: str) -> Any:
-        return x @ self.weights[prefix + ".weight"].T + self.weights[prefix + ".bias"]
+        return x @ self.weights[prefix + ".weight"] + self.weights[prefix + ".bias"]
 
     def _embed_one(self, ids: list[int]) -> Any:
         import numpy as np
         from scipy.special import erf
 
+        # Python-float constants only: a numpy float64 scalar would promote every activation to
+        # float64, and mixed float64 x float32 products skip BLAS.
         w = self.weights
         n = len(ids)
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
@@ -83,13 +93,13 @@ class MiniLM:
         for layer in range(int(self.config["num_hidden_layers"])):
             p = f"encoder.layer.{layer}"
             q, k, v = (self._dense(x, f"{p}.attention.self.{m}").reshape(n, heads, size).transpose(1, 0, 2) for m in ("query", "key", "value"))
-            scores = q @ k.transpose(0, 2, 1) / np.sqrt(size)
+            scores = q @ k.transpose(0, 2, 1) / math.sqrt(size)
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             context = (scores / scores.sum(-1, keepdims=True)) @ v
             attended = self._dense(context.transpose(1, 0, 2).reshape(n, -1), f"{p}.attention.output.dense")
             x = self._layer_norm(x + attended, f"{p}.attention.output.LayerNorm")
             hidden = self._dense(x, f"{p}.intermediate.dense")
-            hidden = 0.5 * hidden * (1.0 + erf(hidden / np.sqrt(2.0)))  # BERT's exact (erf) GELU
+            hidden = 0.5 * hidden * (1.0 + erf(hidden / math.sqrt(2.0)))  # BERT's exact (erf) GELU
             x = self._layer_norm(x + self._dense(hidden, f"{p}.output.dense"), f"{p}.output.LayerNorm")
         pooled = x.mean(0)  # one unpadded sequence: the mask is all ones
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)

@@ -186,3 +186,30 @@ def task_split(probe_set: ProbeSet, *, test_fraction: float = 0.3, seed: int = 0
         return probe_set.model_copy(update={"path": f"{probe_set.path} {name} (seed {seed})", "examples": examples})
 
     return part(train_idx, "train"), part(test_idx, "test")
+
+
+@cache
+def _benchmark_index() -> dict[tuple[str, int, int], LabelledWrite]:
+    index: dict[tuple[str, int, int], LabelledWrite] = {}
+    for w in load_labels():
+        if w.source.simulation_id and w.label is not None:
+            index.setdefault((w.source.simulation_id, w.write.message_index, w.write.call_index), w)
+    return index
+
+
+def benchmark_probe_label(domain: str, simulation_id: str | None, message_index: int, call_index: int,
+                          conversation: Conversation, call: ToolCallView, tool_types_: dict[str, str]) -> tuple[str, str, str] | None:
+    """(label, clause text, label source) of a recorded write that is in the real-write
+    benchmark (matched by τ²'s simulation id and the write's position), else None."""
+    from tauguard.classifier.clauses import clause_text
+
+    write = _benchmark_index().get((simulation_id or "", message_index, call_index))
+    if write is None or write.domain != domain or write.write.name != call.name:
+        return None
+    missing: list[str] = []
+    if write.label == "complies":
+        missing = missing_requirements(domain, conversation, call, build_state(domain, conversation, call, tool_types_))
+    label, source = label_of(write, missing)
+    pool = {c.id for c in clause_pool(domain)}
+    cid = next((c for c in write.clauses if c in pool), None)
+    return label, clause_text(domain, cid) if cid else "", f"{source} ({write.id})"

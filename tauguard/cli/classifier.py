@@ -229,3 +229,72 @@ def ablate(
             )
             data["injection"] = {"raw": raw, "sweep": sweep}
     _emit(fmt, parts, data, train_set, test_set)
+
+
+@app.command("defaults")
+def defaults(
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline and/or retail (default: both)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write <domain>.json.gz (default: the packaged data folder)."),
+    retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of training, folds and the bootstrap."),
+    resamples: int = typer.Option(5000, "--resamples", help="Task-clustered bootstrap resamples."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """Train the default artifacts on real agents' decision states (every labelled write of the
+    real-write benchmark), at the operating point keeping out-of-fold false holds <= 8 %,
+    with provenance and metrics in the metadata."""
+    from tauguard.classifier.operating import DATA_DIR, DEFAULT_DOMAINS, train_real_default
+    from tauguard.classifier.render import as_json, table
+
+    domains = domain or list(DEFAULT_DOMAINS)
+    for d in domains:
+        _check_choice(d, DEFAULT_DOMAINS, "domain with real states")
+    rows, data = [], {}
+    for d in domains:
+        artifact = train_real_default(d, retriever=retriever, seed=seed, n_resamples=resamples)
+        path = (out_dir or DATA_DIR) / f"{d}.json.gz"
+        try:
+            artifact.save(path)
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+        m = artifact.meta.metrics
+        rows.append(_holds_row(d, "out-of-fold, argmax", m["out_of_fold_holds_argmax"], m["out_of_fold_macro_f1_argmax"]))
+        rows.append(_holds_row(d, f"out-of-fold, P(allow) >= {m['allow_threshold']:.3f}", m["out_of_fold_holds_live"], m["out_of_fold_macro_f1_live"]))
+        rows.append(_holds_row(d, "in-sample (the shipped artifact)", m["in_sample_holds_live"], None))
+        data[d] = {"path": str(path), "meta": artifact.meta}
+    if fmt == OutputFormat.json:
+        typer.echo(as_json(data))
+        return
+    typer.echo("real agents' writes (the real-write benchmark), not simulation\n" + table(HOLDS_HEADERS, rows, fmt.value))
+
+
+HOLDS_HEADERS = ["domain", "gate", "false holds (complying held)", "catches (violating held)", "macro-F1 [95% task CI]"]
+
+
+def _holds_row(domain: str, what: str, holds: dict[str, Any], f1: dict[str, float] | None) -> list[Any]:
+    cell = f"{f1['estimate']:.3f} [{f1['low']:.3f}, {f1['high']:.3f}]" if f1 else ""
+    return [domain, what, f"{holds['false_holds']}/{holds['complying']} = {holds['false_hold_rate']:.1%}",
+            f"{holds['catches']}/{holds['violating']} = {holds['catch_rate']:.1%}", cell]
+
+
+@app.command("holds")
+def holds(
+    domain: str = typer.Option(..., "--domain", "-d", help="airline or retail (the domains with real labelled writes)."),
+    artifact_path: Optional[Path] = typer.Option(None, "--artifact", "-a", help="An artifact (default: the packaged one of the domain)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """False holds and catches of an artifact as a live gate on every labelled real write of a
+    domain (the state at the checkpoint, the retrieved clause, the artifact's operating point)."""
+    from tauguard.classifier.model import load_artifact
+    from tauguard.classifier.operating import DEFAULT_DOMAINS, benchmark_holds, default_artifact_path
+    from tauguard.classifier.render import as_json, table
+
+    _check_choice(domain, DEFAULT_DOMAINS, "domain with real states")
+    path = artifact_path or default_artifact_path(domain)
+    artifact = load_artifact(path, domain=domain)
+    rates = benchmark_holds(artifact, domain)
+    if fmt == OutputFormat.json:
+        typer.echo(as_json({"domain": domain, "artifact": str(path), "holds": rates, "simulation": False}))
+        return
+    row = _holds_row(domain, str(path), rates.model_dump(), None)[:4]
+    typer.echo("real agents' writes (the real-write benchmark), not simulation\n" + table(HOLDS_HEADERS[:4], [row], fmt.value))
