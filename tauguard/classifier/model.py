@@ -166,8 +166,10 @@ class Artifact:
     def save(self, path: Path) -> None:
         """Write the artifact (see :mod:`tauguard.classifier.artifact_file`)."""
         from tauguard.classifier.artifact_file import write_artifact
+        from tauguard.output_file import atomic_output
 
-        write_artifact(path, self.meta.model_dump(mode="json"), self.pipeline)
+        with atomic_output(path, "-o/--output") as tmp:
+            write_artifact(tmp, self.meta.model_dump(mode="json"), self.pipeline)
 
 
 def decide(classes: list[str], probabilities: Any, allow_threshold: float | None) -> str:
