@@ -114,7 +114,7 @@ def test_encoder_retriever_needs_a_local_model(tmp_path: Path) -> None:
         make_retriever("encoder", cl.clause_pool("airline"))
     with pytest.raises(RetrieverError, match="not a directory"):
         make_retriever("encoder", cl.clause_pool("airline"), str(tmp_path / "absent"))
-    with pytest.raises(RetrieverError, match="allowed: bm25, tfidf, encoder"):
+    with pytest.raises(RetrieverError, match="allowed: bm25, tfidf, minilm, encoder"):
         make_retriever("dense", cl.clause_pool("airline"))
 
 

@@ -17,7 +17,7 @@ app = typer.Typer(
 )
 
 REPRESENTATION_HELP = "raw, masked, structured or raw+policy."
-RETRIEVER_HELP = "bm25, tfidf, or encoder (with --encoder PATH)."
+RETRIEVER_HELP = "bm25, tfidf, minilm (the minilm extra), or encoder (with --encoder PATH)."
 POLICY_HELP = "The policy clause given at test time: gold, retrieved, mismatched or none."
 
 
