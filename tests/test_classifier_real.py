@@ -126,7 +126,7 @@ def test_hold_rates_and_threshold_meet_the_target() -> None:
     labels = ["complies"] * 8 + ["violates"] * 2
     t = choose_threshold(classes, probs, labels, target=0.25)
     held = [decide(classes, r, t) != "allow" for r, lab in zip(probs, labels) if lab == "complies"]
-    assert sum(held) / len(held) <= 0.25 and t == pytest.approx(0.3)
+    assert sum(held) / len(held) <= 0.25 and t == pytest.approx(0.2)  # 0.3 would hold 3 of 8
 
 
 def test_artifacts_hold_no_code_and_tampering_is_refused(tmp_path: Path) -> None:
@@ -241,7 +241,10 @@ def test_minilm_numpy_pass_reproduces_sentence_transformers_similarities() -> No
     assert sims[0, 2] == pytest.approx(-0.1050, abs=1e-3)
 
 
-MINILM_RECALL = None
+# The first 24 states of the airline test split (seed 0): the numpy pass costs about a second
+# of CPU per 256-token query, so CI runs a fixed subset, not all 360.
+MINILM_STATES = 24
+MINILM_RECALL = (0.0, 0.042, 0.292)
 
 
 def test_minilm_exact_recall_on_real_test_states(real_sets: dict[str, ProbeSet]) -> None:
@@ -250,5 +253,7 @@ def test_minilm_exact_recall_on_real_test_states(real_sets: dict[str, ProbeSet])
     from tauguard.classifier.real_states import task_split
 
     _, test = task_split(real_sets["airline"], seed=0)
-    row = next(r for r in recall_table(test, ["minilm"], None) if r.label == "all")
+    subset = test.model_copy(update={"examples": test.examples[:MINILM_STATES]})
+    row = next(r for r in recall_table(subset, ["minilm"], None) if r.label == "all")
+    assert row.n == MINILM_STATES
     assert tuple(round(row.recall[k], 3) for k in (1, 5, 10)) == MINILM_RECALL
