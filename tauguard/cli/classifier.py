@@ -152,9 +152,9 @@ SECTIONS = ("table1", "representation", "recall", "injection", "leak")
 
 @app.command("ablate")
 def ablate(
-    train_path: Optional[Path] = typer.Option(None, "--train", help="Training probes."),
-    test_path: Optional[Path] = typer.Option(None, "--test", help="Test probes (disjoint)."),
-    real: Optional[str] = typer.Option(None, "--real", help="Instead of probe files: the real-write benchmark's states of this domain (airline or retail), split by task."),
+    train_path: Optional[Path] = typer.Option(None, "--train", help="Training probes (or --real). \\[default: none]"),
+    test_path: Optional[Path] = typer.Option(None, "--test", help="Test probes, disjoint (or --real). \\[default: none]"),
+    real: Optional[str] = typer.Option(None, "--real", help="Instead of probe files: the real-write benchmark's states of this domain (airline or retail), split by task. \\[default: none]"),
     test_fraction: float = typer.Option(0.3, "--test-fraction", min=0.05, max=0.95, help="With --real: share of task clusters held out for test."),
     retriever: str = typer.Option("bm25", "--retriever", help="Retriever of the retrieved / injected clause: " + RETRIEVER_HELP),
     retrievers: str = typer.Option("bm25,tfidf", "--retrievers", help="Retrievers of the recall@k table (comma-separated)."),
@@ -234,8 +234,8 @@ def ablate(
 
 @app.command("defaults")
 def defaults(
-    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline and/or retail (default: both)."),
-    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write <domain>.json.gz (default: the packaged data folder)."),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline and/or retail. \\[default: both]"),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write <domain>.json.gz. \\[default: the packaged data folder]"),
     retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of training, folds and the bootstrap."),
     resamples: int = typer.Option(5000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
@@ -281,7 +281,7 @@ def _holds_row(domain: str, what: str, holds: dict[str, Any], f1: dict[str, floa
 @app.command("holds")
 def holds(
     domain: str = typer.Option(..., "--domain", "-d", help="airline or retail (the domains with real labelled writes)."),
-    artifact_path: Optional[Path] = typer.Option(None, "--artifact", "-a", help="An artifact (default: the packaged one of the domain)."),
+    artifact_path: Optional[Path] = typer.Option(None, "--artifact", "-a", help="An artifact. \\[default: the packaged one of the domain]"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """False holds and catches of an artifact as a live gate on every labelled real write of a
