@@ -55,7 +55,7 @@ def render_counts(probes: list[Probe], fmt: Format) -> str:
         sources = Counter((p.label_source or "").split(" ")[0].split("+")[0] for p in probes)
         if fmt == "json":
             return json.dumps({"counts": rows, "by_label_source": dict(sorted(sources.items()))}, indent=2)
-        return "\n".join([tabulate(rows, headers="keys", tablefmt=_tablefmt(fmt)), "",
+        return "\n".join([fit_table(rows, headers="keys", tablefmt=_tablefmt(fmt)), "",
                           "by label source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items()))])
     classes = Counter(p.fault_class or "gold" for p in probes)
     # gold writes labelled refuse: the documented gold/policy conflicts
