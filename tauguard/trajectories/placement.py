@@ -179,6 +179,13 @@ def _decide(p: Placement, sim: dict[str, Any], by_id: dict[str, TaskText], trust
         p.basis = "recorded gold" + ("" if p.label in (None, p.task_id) else f" (label {p.label} names another task)")
         return
     no_gold = len(p.candidates) == len(by_id)
+    if no_gold and not _user_turns(sim):
+        # Nothing to place it by (e.g. an infrastructure error before the first turn): its label
+        # stands, or it stays unplaced. Such a simulation has no reward, so no metric reads it.
+        p.task_id = p.label if p.label in by_id else None
+        p.confidence = "label" if p.task_id else "unplaced"
+        p.basis = "no recorded gold and no user turn to place it by" + (f": its label {p.label}" if p.task_id else "")
+        return
     p.scores = {k: round(v, 3) for k, v in scenario_scores(sim, [by_id[c] for c in p.candidates]).items()}
     best, margin = _margin(p.scores)
     shared = "no recorded gold" if no_gold else f"gold shared by {', '.join(p.candidates)}"
