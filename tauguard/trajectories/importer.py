@@ -312,7 +312,7 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
                 trial=sim["trial"],
                 seed=int(sim.get("seed") if sim.get("seed") is not None else default_seed),
                 strategy=IMPORTED,
-                simulated=False,
+                simulated=is_simulated(results),
                 policy_violation_task=t2.is_policy_violation_task(results.domain, task),
                 reward=reward,
                 success=is_success(reward) if reward is not None else None,
@@ -372,16 +372,18 @@ def build_manifest(
         "file_tasks": dict(check.file_tasks),
         "task_definitions": dict(definitions or {}),
     }
+    simulated = is_simulated(results)
+    what = "of the built-in sim model (SIMULATION, not a real LLM)" if simulated else "of a real agent"
     return Manifest(
         run_id=run_id,
         status="completed",
         note=(
-            f"IMPORTED: a τ² results file of a real agent ({results.models.label('agent')}; user "
+            f"IMPORTED: a τ² results file {what} ({results.models.label('agent')}; user "
             f"{results.models.label('user')}), rewards as recorded by τ²; not run by tauguard."
         ),
         created_at=stamp,
         updated_at=stamp,
-        simulated=False,
+        simulated=simulated,
         strategy=IMPORTED,
         domains=[results.domain],
         split=IMPORTED,
@@ -408,6 +410,13 @@ def build_manifest(
         source=IMPORTED,
         provenance=provenance,
     )
+
+
+def is_simulated(results: ResultsFile) -> bool:
+    """Whether the file's agent or user is tauguard's built-in sim model (e.g. an exported sim run)."""
+    from tauguard.sim import SIM_MODEL
+
+    return any(SIM_MODEL in (results.models.counts.get(role) or {}) for role in ("agent", "user"))
 
 
 def _model_name(results: ResultsFile, role: str) -> str:
