@@ -38,6 +38,14 @@ def test_unlabelled_file_is_placed_by_content_and_ambiguity_is_reported(tmp_path
     assert set(result.ambiguous) == {"#3", "#4"}
     assert all("ambiguous placement" in result.excluded_simulation_reasons[k] for k in ("#3", "#4"))
     assert run.manifest.provenance["ambiguous"].keys() == {"#3", "#4"}
+    # The original upload has no times and no termination reason: filled, the reason read off
+    # the conversation's stop token, so re-scoring replays and agrees with every recorded reward.
+    assert result.filled_fields["termination_reason"] == 3
+    assert {r.termination_reason for r in run.records} == {"user_stop"}
+    from tauguard.trajectories.rescore import rescore_run
+
+    rescored = rescore_run(run)
+    assert rescored.agree == 3 and rescored.replay_errors == 0
     accepted = _import(UNLABELLED, tmp_path, name="accepted", accept_ambiguous=True)
     records = load_run(accepted.run_dir).records
     assert accepted.imported == 5 and sorted(r.task_id for r in records) == ["41", "42", "89", "96", "97"]
@@ -138,6 +146,12 @@ def test_four_trials_give_real_pass_k(tmp_path):
     hats = [h.value for h in summarize_run(run).slices[0].pass_hat]
     # 17 passes in trials 0 and 2 of 4, 18 never, 46 always: pass^1 = 1/2, pass^4 = 1/3
     assert hats[0] == pytest.approx(0.5) and hats[3] == pytest.approx(1 / 3)
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+
+    shown = CliRunner().invoke(app, ["show", mixed.run_dir])
+    assert shown.exit_code == 0 and "pass^4 0.333 [0.000, 1.000]" in shown.output  # with its CI over tasks
     report = compare_runs([load_run(claude.run_dir), run], n_resamples=200)
     pass4 = report.comparisons[0].result(4)
     assert pass4.delta == pytest.approx(-1 / 3) and pass4.ci_low < 0 <= pass4.ci_high

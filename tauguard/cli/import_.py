@@ -32,6 +32,11 @@ def _render(result: Any, rescore: Any | None, fmt: str) -> str:
         + (f"; {r.without_reward} imported without a reward (errors, out of metrics)" if r.without_reward else ""),
         "placement by content: " + ", ".join(f"{k} {v}" for k, v in sorted(r.placements.items())),
     ]
+    if r.filled_fields:
+        lines.append(
+            "τ² fields the file lacks, filled: " + ", ".join(f"{k} {v}" for k, v in r.filled_fields.items())
+            + " (termination read off the conversation's stop token; times: the file's timestamp, duration 0)"
+        )
     if r.different_version:
         lines.append(
             f"scored against a different task version: {len(r.different_version)} simulation(s) (their recorded gold is "

@@ -3,7 +3,7 @@
 The results are validated by τ²'s own model (``tau2.data_model.simulation.Results``), so a
 file that is written is one τ²'s loader reads. Per simulation: τ²'s ``SimulationRun`` as the
 record stores it, with the run's task id and trial, and without the keys tauguard adds on
-import (``placement``, ``source_task_id``). ``tasks`` are the definitions the records are
+import (``placement``, ``source_task_id``, ``filled``). ``tasks`` are the definitions the records are
 scored against (26.3's, or the file's own for runs imported with ``--tasks-from-file``).
 
 A record without a conversation (an infrastructure error before the simulation existed) or
@@ -22,7 +22,7 @@ from tauguard.store import Run
 from tauguard.trajectories.importer import run_tasks
 
 # Keys the importer adds to a stored simulation; not part of τ²'s SimulationRun.
-_ADDED = ("placement", "source_task_id")
+_ADDED = ("placement", "source_task_id", "filled")
 
 
 class ExportError(ValueError):

@@ -292,6 +292,39 @@ def default_run_id(results: ResultsFile) -> str:
     return f"{IMPORTED}-{results.domain}-{slug(str(agent).split('/')[-1])}-{results.sha256[:8]}"
 
 
+_USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+
+
+def complete_simulation(sim: dict[str, Any], timestamp: str | None) -> dict[str, Any]:
+    """``sim`` with τ²'s required ``SimulationRun`` fields the file lacks filled in, and named in ``filled``.
+
+    An original upload may carry only ``id``, ``reward_info`` and ``messages``. The termination
+    reason is read off the conversation as τ²'s orchestrator decides it (a user turn with a stop
+    token: ``user_stop``; an agent turn with ``###STOP###``: ``agent_stop``); it is left out when
+    the conversation does not show it. Times unknown to the file are its timestamp, duration 0.
+    """
+    filled: list[str] = []
+    out = dict(sim)
+    for key in ("start_time", "end_time"):
+        if not out.get(key):
+            out[key], _ = (timestamp or "unknown"), filled.append(key)
+    if out.get("duration") is None:
+        out["duration"], _ = 0.0, filled.append("duration")
+    if not out.get("termination_reason"):
+        last = next((m for m in reversed(out["messages"]) if isinstance(m, dict) and m.get("role") in ("user", "assistant")), None)
+        text = str((last or {}).get("content") or "")
+        reason = None
+        if last and last["role"] == "user" and any(stop in text for stop in _USER_STOPS):
+            reason = "user_stop"
+        elif last and last["role"] == "assistant" and "###STOP###" in text:
+            reason = "agent_stop"
+        if reason:
+            out["termination_reason"], _ = reason, filled.append("termination_reason")
+    if filled:
+        out["filled"] = filled
+    return out
+
+
 def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str, Any], t2.Task]]) -> list[TrialRecord]:
     """One record per chosen simulation, with τ²'s recorded reward."""
     from tauguard.process import score_record
@@ -299,6 +332,7 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
     default_seed = int(results.info.get("seed") or 0)
     records = []
     for sim, task in chosen:
+        sim = complete_simulation(sim, results.timestamp)
         reward_info = sim.get("reward_info") or {}
         reward = reward_info.get("reward")
         reward = float(reward) if reward is not None else None
@@ -371,6 +405,7 @@ def build_manifest(
         "different_task_version": dict(check.different_version),
         "file_tasks": dict(check.file_tasks),
         "task_definitions": dict(definitions or {}),
+        "filled_fields": dict(Counter(f for r in records for f in (r.simulation or {}).get("filled", []))),
     }
     simulated = is_simulated(results)
     what = "of the built-in sim model (SIMULATION, not a real LLM)" if simulated else "of a real agent"
@@ -454,6 +489,7 @@ class ImportResult(BaseModel):
     user_models: str = "unknown"
     trials: dict[int, int] = Field(default_factory=dict)  # trials per task -> number of tasks
     without_reward: int = 0  # imported simulations with no recorded reward (errors, out of metrics)
+    filled_fields: dict[str, int] = Field(default_factory=dict)  # τ² fields the file lacks -> simulations filled
 
 
 def resolve_domain(results: ResultsFile) -> ResultsFile:
@@ -534,4 +570,5 @@ def import_results(
         user_models=manifest.user_llm,
         trials=dict(Counter(Counter(r.task_id for r in records).values())),
         without_reward=len(records) - len(rewards),
+        filled_fields=dict(manifest.provenance.get("filled_fields") or {}),
     )
