@@ -83,3 +83,27 @@ def test_records_tau2_cannot_hold_are_listed(tmp_path):
     # label 7: an infrastructure error whose termination reason τ² 26.3 does not know
     assert "not written (1)" in exported.stdout and "7/0: τ² rejects it" in exported.stdout
     assert len(_tau2_load(tmp_path / "c.json").simulations) == 1
+
+
+def test_reimport_keeps_how_each_simulation_was_placed(tmp_path):
+    from tauguard.store import load_run
+    from tauguard.trajectories.export import export_results
+    from tauguard.trajectories.importer import import_results
+    from tauguard.trajectories.load import read_results
+
+    first = import_results(read_results(DATA / "retail_unlabelled_subset.json.gz"), tmp_path, name="u", accept_ambiguous=True)
+    payload, report = export_results(load_run(first.run_dir))
+    assert report.simulations == 5 and not report.skipped
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    assert len(_tau2_load(path).simulations) == 5
+    # The two ambiguous placements stay ambiguous: excluded again unless accepted again.
+    strict = import_results(read_results(path), tmp_path, name="strict")
+    assert strict.imported == 3 and set(strict.ambiguous) == {"96/0", "97/0"}
+    again = import_results(read_results(path), tmp_path, name="again", accept_ambiguous=True)
+    a, b = (load_run(r.run_dir) for r in (first, again))
+    strip = lambda run: sorted(  # noqa: E731
+        (r.task_id, r.trial, r.reward, json.dumps({k: v for k, v in r.simulation.items() if k != "placement"}, sort_keys=True))
+        for r in run.records
+    )
+    assert strip(a) == strip(b)  # filled fields and all: the same run

@@ -5,6 +5,8 @@ file that is written is one τ²'s loader reads. Per simulation: τ²'s ``Simula
 record stores it, with the run's task id and trial, and without the keys tauguard adds on
 import (``placement``, ``source_task_id``, ``filled``). ``tasks`` are the definitions the records are
 scored against (26.3's, or the file's own for runs imported with ``--tasks-from-file``).
+What the import added (placement, label, filled fields) is kept under the simulation's
+``tauguard`` key, which τ²'s loader ignores and a re-import reads.
 
 A record without a conversation (an infrastructure error before the simulation existed) or
 whose simulation τ²'s model rejects (e.g. a termination reason τ² 26.3 does not know) cannot
@@ -23,6 +25,7 @@ from tauguard.trajectories.importer import run_tasks
 
 # Keys the importer adds to a stored simulation; not part of τ²'s SimulationRun.
 _ADDED = ("placement", "source_task_id", "filled")
+TAUGUARD_KEY = "tauguard"
 
 
 class ExportError(ValueError):
@@ -64,10 +67,15 @@ def _info(run: Run, domain: str) -> dict[str, Any]:
 
 
 def _simulation(record: Any) -> dict[str, Any]:
-    sim = {k: v for k, v in (record.simulation or {}).items() if k not in _ADDED}
+    stored = record.simulation or {}
+    sim = {k: v for k, v in stored.items() if k not in _ADDED}
+    # What tauguard learnt on import travels under one key τ²'s loader ignores, so a re-import
+    # places the simulation as it was placed (an ambiguous placement stays ambiguous).
+    ours = {k: stored[k] for k in _ADDED if k in stored}
+    if ours:
+        sim[TAUGUARD_KEY] = ours
     sim["task_id"] = record.task_id
     sim["trial"] = record.trial
-    sim.setdefault("seed", record.seed)
     return sim
 
 
@@ -110,8 +118,9 @@ def export_results(run: Run, domain: str | None = None) -> tuple[dict[str, Any],
     }
     validated = Results.model_validate(payload)  # τ²'s own model: what its loader accepts
     report.simulations, report.tasks = len(validated.simulations), len(validated.tasks)
-    # Only what the run holds (τ² fills its defaults on load), so a re-import stores the same messages.
-    return validated.model_dump(mode="json", exclude_unset=True), report
+    # The payload itself, not τ²'s dump of it: fields τ² 26.3 does not model (a later release's
+    # audio fields, tauguard's own key) are kept, τ²'s loader ignores them, a re-import keeps them.
+    return payload, report
 
 
 def _order(task_id: str) -> tuple[int, str]:

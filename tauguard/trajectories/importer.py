@@ -152,6 +152,16 @@ def _file_task(results: ResultsFile, placement: Placement, sim: dict[str, Any]) 
     return None
 
 
+def _unwrap(sim: dict[str, Any]) -> dict[str, Any]:
+    """A simulation `tauguard export` wrote, with what tauguard had added back in place (label, filled fields)."""
+    carried = sim.get("tauguard")
+    if not isinstance(carried, dict):
+        return sim
+    out = {k: v for k, v in sim.items() if k != "tauguard"}
+    out.update({k: carried[k] for k in ("source_task_id", "filled") if k in carried})
+    return out
+
+
 def _number_trials(chosen: list[tuple[dict[str, Any], str]]) -> list[tuple[dict[str, Any], str]]:
     """Give each simulation a trial: the file's where free on its task, else the next free one."""
     taken: dict[str, set[int]] = {}
@@ -192,6 +202,7 @@ def check_tasks(
     chosen: list[tuple[dict[str, Any], str]] = []
     for index, (sim, p) in enumerate(zip(results.simulations, placements, strict=True)):
         key = _key(sim, index)
+        sim = _unwrap(sim)
         record = {"confidence": p.confidence, "basis": p.basis, "source_index": index}
         if p.confidence == "different_version":
             own = _file_task(results, p, sim) if tasks_from_file else None

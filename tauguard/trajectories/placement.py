@@ -126,9 +126,23 @@ def place_simulations(simulations: list[dict[str, Any]], tasks: list[TaskText]) 
     agree = sum(p.candidates[0] == p.label for p in decided)
     trusted = bool(decided) and agree / len(decided) >= TRUSTED_LABELS
     for p, sim in zip(first_pass, simulations, strict=True):
-        _decide(p, sim, by_id, trusted)
+        if not _as_exported(p, sim):
+            _decide(p, sim, by_id, trusted)
     _collisions(first_pass)
     return first_pass
+
+
+def _as_exported(p: Placement, sim: dict[str, Any]) -> bool:
+    """A simulation `tauguard export` wrote keeps the placement it had, if its gold still allows it."""
+    earlier = ((sim.get("tauguard") or {}).get("placement") or {}) if isinstance(sim.get("tauguard"), dict) else {}
+    if not earlier or p.label is None or (p.candidates and p.label not in p.candidates):
+        return False
+    confidence = earlier.get("confidence")
+    if confidence not in ("gold", "label", "scenario", "ambiguous"):
+        return False
+    p.task_id, p.confidence = p.label, confidence
+    p.basis = f"as placed when first imported: {earlier.get('basis', '')}"
+    return True
 
 
 def _collisions(placements: list[Placement]) -> None:
