@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, check_output_file, fail
 
 
 def export(
@@ -29,10 +29,9 @@ def export(
     from tauguard.store import RunLoadError, load_run
     from tauguard.trajectories.export import ExportError, export_results
 
+    check_output_file(output, "-o/--output")  # a regular file or none yet, before any work
     if output.exists() and not force:
         fail(f"{output} exists; pass --force to replace it")
-    if output.parent and not output.parent.is_dir():
-        fail(f"the directory of {output} does not exist")
     try:
         run = load_run(run_dir)
     except RunLoadError as exc:
