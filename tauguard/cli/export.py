@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -43,9 +42,9 @@ def export(
     data = json.dumps(payload, indent=None).encode("utf-8")
     if output.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    partial = output.with_name(output.name + ".partial")
-    partial.write_bytes(data)
-    os.replace(partial, output)  # never a half-written results file under the asked name
+    from tauguard.output_file import write_output
+
+    write_output(output, data, "-o/--output")  # atomic: never a half-written results file
     if fmt == OutputFormat.json:
         typer.echo(json.dumps({"output": str(output), **report.model_dump()}, indent=2))
         return
