@@ -30,8 +30,8 @@ from tauguard.store import Run
 
 HELD = ("VERIFY", "REVISE", "BLOCK")
 WAITING_ON_LABELS = (
-    "No write of the audited runs' source files is labelled in the real-write benchmark yet "
-    "(tauguard/benchmark/real_writes/, issue 22): false-hold rates appear here once it is."
+    "No write of the audited runs' source files is labelled in the real-write benchmark "
+    "(tauguard/benchmark/real_writes/, issue 22): false-hold rates appear here once they are."
 )
 
 
