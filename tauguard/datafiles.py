@@ -9,6 +9,7 @@ Files may be paths or package resources (:mod:`importlib.resources` traversables
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,3 +74,17 @@ def load_toml(path: Source, model: type[M]) -> M:
 
 
 __all__ = ["DataFileError", "load_toml", "read_toml", "validate", "validation_line"]
+
+
+def load_jsonl(files: Sequence[Path], model: type[M]) -> list[M]:
+    """Every line of the JSON-lines ``files`` validated as ``model``; a bad line is one
+    ``ValueError`` naming ``<file>:<line>`` and the first problem."""
+    out: list[M] = []
+    for file in files:
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(model.model_validate_json(line))
+                except ValueError as exc:
+                    raise ValueError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
+    return out
