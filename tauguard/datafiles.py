@@ -30,6 +30,10 @@ def read_toml(path: Source) -> dict[str, Any]:
     """The parsed TOML table of ``path``; DataFileError (one line) if unreadable."""
     source = Path(path) if isinstance(path, str) else path
     try:
+        if isinstance(source, Path):  # a user's file: regular files only, size-limited
+            from tauguard.safe_read import read_regular_file
+
+            return tomllib.loads(read_regular_file(source, max_bytes=16 * 2**20).decode("utf-8"))
         with source.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
@@ -40,6 +44,8 @@ def read_toml(path: Source) -> dict[str, Any]:
         raise DataFileError(f"{source}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise DataFileError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # safe_read.InputFileError: a FIFO, a device, too large
+        raise DataFileError(str(exc)) from None
 
 
 def validation_line(exc: ValidationError, model: type[BaseModel] | None = None) -> str:

@@ -170,7 +170,8 @@ class FaultRow(BaseModel):
     fault_class: str
     scheduled: int
     injected: int
-    intercepted: int
+    detected: int  # held by a guard at least once
+    prevented: int | None  # never reached the environment (None: records predate the count)
     failed_trials: int
 
 
@@ -248,6 +249,7 @@ class ReportData(BaseModel):
     primary_k: int | None = None
     compare_json: dict[str, Any] | None = None  # `tauguard compare --format json` output
     compare_notes: list[str] = Field(default_factory=list)
+    process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
     pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
     asr_panels: list[CurvePanel] = Field(default_factory=list)

@@ -8,11 +8,11 @@ user and resubmits only after a yes; on BLOCK it tells the user it cannot do tha
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
+from tauguard.dialogue import polarity
 from tauguard.faults.draw import trial_rng
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import ScheduledFault
@@ -23,7 +23,6 @@ from tauguard.sim.clean_plan import confirmation_note
 from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
 
-_NEGATIVE = re.compile(r"^\s*(no\b|nope\b|don'?t\b|do not\b|cancel that\b)", re.IGNORECASE)
 # Remediation cycles per write before the sim gives up on it (a guard that keeps asking
 # for the same read would otherwise loop until max_steps).
 MAX_REMEDIATIONS = 3
@@ -109,9 +108,11 @@ class SimAgent:
         if isinstance(message, t2.UserMessage) and self.awaiting_confirm is not None:
             confirmed = self.awaiting_confirm
             self.awaiting_confirm = None
-            if _NEGATIVE.search(message.content or ""):
+            # the neutral dialogue judge reads the reply ("No problem, go ahead" is a yes)
+            if polarity(message.content or "") == "no":
                 self._skip_call_of(confirmed)
         if isinstance(message, (t2.ToolMessage, t2.MultiToolMessage)) and self.in_flight is not None:
+            self._mark_reached(*self.in_flight)
             self.in_flight = None
         return self._advance(), state
 
@@ -171,6 +172,7 @@ class SimAgent:
                 return self._advance()
         for fid in step.fault_ids:
             self._mark_applied(fid, intercepted=False)
+            self._set_reached(fid, True)  # the premature stop closes the conversation
         self.closed = True
         return self._text(texts.AGENT_CLOSE)
 
@@ -239,6 +241,26 @@ class SimAgent:
             rec.intercepted = intercepted
         elif intercepted:
             rec.intercepted = True
+
+    def _set_reached(self, fid: str, reached: bool) -> None:
+        rec = self.fault_log.get(fid)
+        if rec is not None and rec.applied and not rec.reached:
+            rec.reached = reached
+
+    def _mark_reached(self, step: Step, call: ToolCallView) -> None:
+        """The environment ran ``call``: whether each of its step's faults went through with it."""
+        for fid in step.fault_ids:
+            rec = self.fault_log.get(fid)
+            if rec is None or not rec.applied or rec.detail.get("not_applicable"):
+                continue
+            faulty = rec.detail.get("faulty_call")
+            if not step.gold:  # a forbidden (policy-violation) write
+                went_through = True
+            elif isinstance(faulty, dict):  # faulted arguments: still the faulted ones?
+                went_through = (call.name, call.arguments) == (faulty.get("name"), faulty.get("arguments"))
+            else:  # an omitted read or confirmation: it stands unless a remediation made it up
+                went_through = self.remediations.get(id(step), 0) == 0
+            self._set_reached(fid, went_through)
 
     def _text(self, content: str) -> Any:
         return t2.AssistantMessage(role="assistant", content=content, cost=0.0)
@@ -333,5 +355,10 @@ class SimAgent:
     # -- accounting -----------------------------------------------------------------------
 
     def injected_faults(self) -> list[InjectedFault]:
-        """The trial's faults with where they took effect and whether a guard held them."""
+        """The trial's faults with where they took effect, whether a guard held them and
+        whether the mistake reached the environment (an applied fault whose call never ran
+        was prevented)."""
+        for rec in self.fault_log.values():
+            if rec.applied and rec.reached is None and not rec.detail.get("not_applicable"):
+                rec.reached = False
         return list(self.fault_log.values())
