@@ -143,8 +143,11 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
 
 
 def run_task_outcomes(run: Run) -> list[TaskOutcome]:
-    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without)."""
-    return outcomes_from_units(run.unit_outcomes())
+    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without).
+
+    Computed once per run (reports and multi-run compares reduce a run many times); do not mutate them.
+    """
+    return run.derived("task_outcomes", outcomes_from_units)
 
 
 _COUNTERS = (
