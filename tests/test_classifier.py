@@ -17,9 +17,8 @@ from tauguard.classifier.dataset import LabelledState, ProbeSet, ProbeSetError, 
 from tauguard.classifier.metrics import paired_delta, score
 from tauguard.classifier.model import ArtifactError, inputs, load_artifact, train_artifact
 from tauguard.classifier.retrieval import RetrieverError, make_retriever
-from tauguard.classifier.state import READS_FILE, ReadMap, build_state, missing_reads, read_map, render
+from tauguard.classifier.state import build_state, missing_reads, read_map, render
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.datafiles import load_toml
 from tauguard.guard import SessionContext, Verdict
 from tauguard.probes.model import Probe
 from tauguard_strategies.classifier import ClassifierOptions
@@ -76,9 +75,11 @@ def test_missing_reads_name_the_read_of_an_unobserved_id() -> None:
     assert [(tool, args) for tool, args, _ in missing] == [("get_reservation_details", {"reservation_id": "XEHM4B"})]
 
 
-def test_read_map_file_is_valid() -> None:
-    data = load_toml(READS_FILE, ReadMap).root
-    assert set(data) == {"airline", "retail", "telecom"} and read_map() == data
+def test_read_map_is_the_contracts_entities() -> None:
+    data = read_map()
+    assert set(data) == {"airline", "retail", "telecom"}
+    assert data["airline"]["reservation_id"].model_dump() == {"tool": "get_reservation_details", "argument": "reservation_id"}
+    assert data["telecom"]["bill_id"].model_dump() == {"tool": "get_details_by_id", "argument": "id"}
 
 
 def test_clause_pool_and_gold_ids() -> None:

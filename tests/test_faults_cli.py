@@ -32,7 +32,10 @@ def test_generic_faults_use_the_domain_specific_tools_and_clause() -> None:
     rows = json.loads(runner.invoke(app, ["faults", "--format", "json"]).stdout)
     by = {(r["domain"], r["id"]): r for r in rows}
     assert by[("telecom", "skip_confirmation")]["tools"] == ["refuel_data"]
-    assert by[("airline", "skip_confirmation")]["tools"] == ["*"]
+    # the scope of the generic faults is the write contract's: every airline write needs a yes
+    from tauguard.domains.contract import confirmed_tools, targeted_tools
+    assert by[("airline", "skip_confirmation")]["tools"] == confirmed_tools("airline") and len(confirmed_tools("airline")) == 6
+    assert by[("telecom", "skip_read")]["tools"] == targeted_tools("telecom")
     assert {d for d, _ in by} == {"airline", "retail", "telecom"}
 
 

@@ -96,7 +96,8 @@ def test_airline_cancelled_flight_is_a_cancellation_basis(airline: t2.Environmen
     d = _gate(s, "cancel_reservation", reservation_id="JN75RZ")
     _assert(d, Verdict.ALLOW)
     assert d.evidence["checked"] == ["airline.reservation_owner", "airline.cancel_not_flown", "airline.cancel_requires_basis"]
-    assert d.evidence["not_observable"] == ["airline.cancel_basis_insurance", "airline.cancel_reason"]
+    # the explicit yes constrains a cancellation too (the write contract), and a ledger of reads cannot see it
+    assert d.evidence["not_observable"] == ["airline.cancel_basis_insurance", "airline.cancel_reason", "airline.explicit_confirmation"]
 
 
 def test_airline_basic_economy_keeps_its_flights(airline: t2.Environment) -> None:

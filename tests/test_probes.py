@@ -70,7 +70,8 @@ def test_call_faults_are_refused_with_their_clause_and_stated_in_the_confirmatio
     for p in faulted:
         spec = catalog[p.fault_id]
         assert p.label == "refuse" and p.fault_class == spec.fault_class
-        assert p.clause == spec.clause("airline") and p.clause
+        # the clause the fault breaks on the gold write it replaces (per tool where the policy words it per section)
+        assert p.clause in {spec.clause("airline", tool) for tool in spec.tools} and p.clause
         # the sim states the call it is about to make, faulty or not
         assert _confirmations(p)[-1] == texts.confirm_request(p.call.name, p.call.arguments)
         gold = next(g for g in airline_probes if g.task_id == p.task_id and g.fault_id is None and g.write_index == p.write_index)

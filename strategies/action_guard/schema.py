@@ -24,12 +24,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tauguard import domains as policy_pack
-from tauguard.datafiles import load_toml
+from tauguard.datafiles import read_toml, validate
+from tauguard.domains.consistency import check_confirmation, check_entity_read, check_scope, check_write
+from tauguard.domains.contract import contract
 from tauguard.guard import Verdict
 
 CHECKLIST_DIR = Path(__file__).parent / "checklists"
 
 ItemKind = Literal["A", "T", "D"]
+# The deterministic checks whose items restate the write contract (checked against it on load).
+CONFIRMATION_CHECK = "dialogue.explicit_confirmation"
+ENTITY_READ_CHECK = "tool.entity_read"
 
 
 class StatementSpec(BaseModel):
@@ -97,8 +102,16 @@ class Checklist(BaseModel):
     domain: str
     tool: str
     description: str = ""
-    statement: StatementSpec = Field(default_factory=StatementSpec)
     items: list[ChecklistItem] = Field(default_factory=list)
+
+    @property
+    def statement(self) -> StatementSpec:
+        """How a statement of this action is recognised: the write contract's confirmation
+        (its words and the arguments it must convey), empty for a write that needs no yes."""
+        rule = contract(self.domain).rule(self.tool)
+        if rule is None or rule.confirmation is None:
+            return StatementSpec()
+        return StatementSpec(words=list(rule.confirmation.words), key_args=list(rule.confirmation.conveys))
 
     @model_validator(mode="before")
     @classmethod
@@ -127,7 +140,22 @@ class Checklist(BaseModel):
             if foreign:
                 raise ValueError(f"{item.id}: clauses of another domain: {', '.join(foreign)}")
             seen.add(item.id)
+        self._check_against_contract()
         return self
+
+    def _check_against_contract(self) -> None:
+        """The tool is a write of the contract; items agree with it and cite clauses in scope."""
+        where = f"checklist {self.domain}/{self.tool}"
+        check_write(self.domain, self.tool, where)
+        confirmations = [i for i in self.items if i.check == CONFIRMATION_CHECK]
+        check_confirmation(
+            self.domain, self.tool, bool(confirmations), [c for i in confirmations for c in i.clauses], where
+        )
+        for item in self.items:
+            for cid in item.clauses:
+                check_scope(self.domain, [self.tool], cid, f"{where} item {item.id}")
+            if item.check == ENTITY_READ_CHECK:
+                check_entity_read(self.domain, str(item.params.get("arg")), str(item.params.get("read")), f"{where} item {item.id}")
 
     def item(self, item_id: str) -> ChecklistItem | None:
         """The item with ``item_id``, if any."""
@@ -136,10 +164,10 @@ class Checklist(BaseModel):
 
 def load_checklist(path: Path) -> Checklist:
     """Parse and validate one checklist file; its folder and file name must match it."""
-    checklist = load_toml(path, Checklist)
-    if checklist.domain != path.parent.name or checklist.tool != path.stem:
-        raise ValueError(f"{path}: declares {checklist.domain}/{checklist.tool}, file says {path.parent.name}/{path.stem}")
-    return checklist
+    raw = read_toml(path)  # the name check first: the contract checks depend on the declared tool
+    if raw.get("domain") != path.parent.name or raw.get("tool") != path.stem:
+        raise ValueError(f"{path}: declares {raw.get('domain')}/{raw.get('tool')}, file says {path.parent.name}/{path.stem}")
+    return validate(raw, Checklist, str(path))
 
 
 def checklist_files(domain: str | None = None) -> list[Path]:

@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tauguard.domains.consistency import ContractError, check_confirmation, check_entity_read, check_scope, check_write
+
 GRAPH_DIR = Path(__file__).parent / "graphs"
 NodeType = Literal["entry", "exit", "agent_action", "user_input", "tool_call", "tool_authorization", "decision", "subflow"]
 Actor = Literal["agent", "user", "system", "tool"]
@@ -259,8 +261,42 @@ def read_file(domain: str) -> WorkflowFile:
 
 @cache
 def load(domain: str) -> FlatGraph:
-    """The flat workflow graph of ``domain``."""
-    return flatten(read_file(domain))
+    """The flat workflow graph of ``domain``, checked against the domain's write contract."""
+    graph = flatten(read_file(domain))
+    try:
+        check_contract(graph)
+    except ContractError as exc:
+        raise GraphError(f"{domain}.toml: {exc}") from None
+    return graph
+
+
+def check_contract(graph: FlatGraph) -> None:
+    """Each request's writes, confirm steps, target reads and clause citations agree with the
+    write contract (ContractError naming the node and the contradiction)."""
+    domain = graph.domain
+    all_tools = [r for req in graph.requests for r in req.tools]
+    # A node of a shared subflow (the order look-up, the confirmation) serves every request that
+    # inlines it: its citations are in scope when they constrain the writes of any of them.
+    serving: dict[str, set[str]] = {}
+    for request in graph.requests:
+        for nid in graph.nodes:
+            if nid.startswith(request.id + "."):
+                serving.setdefault(nid.split(".", 1)[1], set()).update(request.tools)
+    for nid, node in graph.nodes.items():
+        request = graph.request_of(nid)
+        tools = sorted(serving.get(nid.split(".", 1)[1], set())) if request is not None else all_tools
+        for cid in node.clauses:
+            check_scope(domain, tools, cid, f"workflow node {nid}")
+        if node.match is not None and node.tool is not None:
+            check_entity_read(domain, node.match.write, node.tool, f"workflow node {nid}", read_argument=node.match.read)
+    for nid, node in graph.nodes.items():
+        if node.type != "tool_authorization" or node.tool is None:
+            continue
+        # the confirm steps of this write's own procedure (what authorizes it at run time)
+        confirms = [graph.nodes[p] for p in graph.prerequisites(nid) if graph.nodes[p].judge == "confirm"]
+        where = f"workflow node {nid}"
+        check_write(domain, node.tool, where)
+        check_confirmation(domain, node.tool, bool(confirms), [c for n in confirms for c in n.clauses], where)
 
 
 def problems(graph: FlatGraph, write_tools: list[str], clause_ids: set[str]) -> list[str]:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tauguard.domains.consistency import ContractError, check_scope, check_write
 from tauguard.attacks.model import (
     DEFAULT_WILDCARDS,
     TACTICS,
@@ -96,6 +97,11 @@ def domain_targets(domain: str) -> dict[str, AttackTarget]:
             tool, arguments, source = entry.tool, dict(entry.arguments), "authored"
         if not entry.clause.startswith(domain + "."):
             raise AttackDataError(f"{domain} target {entry.task_id}: clause {entry.clause} is not a {domain} clause id")
+        try:  # the forbidden write is a write of the contract, and the clause constrains it
+            check_write(domain, tool, f"{domain} target {entry.task_id}")
+            check_scope(domain, [tool], entry.clause, f"{domain} target {entry.task_id}")
+        except ContractError as exc:
+            raise AttackDataError(str(exc)) from None
         wildcards = entry.wildcards if entry.wildcards is not None else [w for w in DEFAULT_WILDCARDS if w in arguments]
         unknown = sorted(set(wildcards) - set(arguments))
         if unknown:

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.datafiles import load_toml
+from tauguard.domains.contract import contract_domains, entity_reads
 
 Representation = Literal["raw", "masked", "structured", "raw+policy"]
 REPRESENTATIONS: tuple[Representation, ...] = ("raw", "masked", "structured", "raw+policy")
@@ -210,17 +209,13 @@ class ReadTarget(BaseModel):
     argument: str
 
 
-class ReadMap(RootModel[dict[str, dict[str, ReadTarget]]]):
-    """domain -> id argument of a WRITE -> the read observing it (``reads.toml``)."""
-
-
-READS_FILE = Path(__file__).with_name("reads.toml")
-
-
 @cache
 def read_map() -> dict[str, dict[str, ReadTarget]]:
-    """The validated read map."""
-    return load_toml(READS_FILE, ReadMap).root
+    """domain -> id argument of a WRITE -> the read observing it (the write contract's entities)."""
+    return {
+        domain: {arg: ReadTarget(tool=e.read, argument=e.argument) for arg, e in entity_reads(domain).items()}
+        for domain in contract_domains()
+    }
 
 
 def missing_reads(state: DecisionState) -> list[tuple[str, dict[str, Any], str]]:

@@ -93,8 +93,12 @@ def markdown_table() -> str:
     """The catalog table of ``docs/faults.md`` (generated from the catalog files; a test keeps them in sync)."""
     rows = ["| id | class | kind | error type | tools | violates (clause ids) | the fault |", "|---|---|---|---|---|---|---|"]
     for spec in sorted(load_catalog(), key=lambda s: (s.domain == "*", s.id)):
-        tools = ", ".join(spec.tools) if spec.tools != ["*"] else "any"
-        tools += "".join(f"; {d}: {', '.join(t)}" for d, t in sorted(spec.domain_tools.items()))
+        if spec.derive is not None:  # scope from the write contract: name the rule, not the derived lists
+            what = "with target or prior reads" if spec.derive == "target_reads" else "that need an explicit yes"
+            tools = f"the writes {what} (write contract)"
+        else:
+            tools = ", ".join(spec.tools) if spec.tools != ["*"] else "any"
+            tools += "".join(f"; {d}: {', '.join(t)}" for d, t in sorted(spec.domain_tools.items()))
         cited = {d: ids for d, ids in spec.clauses.items() if ids}
         if spec.domain != "*":
             violates = ", ".join(f"`{i}`" for i in cited.get(spec.domain, []))

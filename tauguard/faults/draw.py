@@ -71,7 +71,7 @@ def draw_trial_faults(
                     write_index=step.write_index,
                     generator=spec.generator,
                     label=spec.label,
-                    clause=spec.clause(domain),
+                    clause=spec.clause(domain, step.call.name),
                     skip_tools=list(spec.skip_tools),
                 )
             )

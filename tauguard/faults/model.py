@@ -15,6 +15,8 @@ FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
+# What the write contract derives a generic fault's scope from (tools and violated clauses).
+DerivedScope = Literal["target_reads", "confirmation"]
 # LedgerAgent's error analysis (shared/papers/ledger-gate_ledgeragent.md, §6) splits failures
 # into missed required actions, wrong action arguments and everything else; fault profiles
 # order their mix by it (tests/test_fault_catalog.py).
@@ -49,6 +51,29 @@ class FaultSpec(BaseModel):
     # Set when tau2's tool itself rejects this violation (an "E" predicate): a substring of
     # the error the faulty call gets. Empty = the environment accepts the faulty call.
     tool_error: str = ""
+    # Set on generic faults whose scope is the write contract's (tauguard.domains.contract):
+    # "target_reads" = the writes with target or prior reads, violating their target clauses;
+    # "confirmation" = the writes that need an explicit yes, violating the confirmation clause.
+    # ``tools``, ``domain_tools`` and ``clauses`` are then derived, never written in the file.
+    derive: DerivedScope | None = None
+    # Per domain, per tool: the clauses the fault violates on that write, where they differ from
+    # ``clauses`` (always so for a derived scope).
+    tool_clauses: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    # For kind "call": the tool of the faulty call, when it is not the write it replaces (a
+    # certificate sent instead of a change): the clause citations are about that tool.
+    emits: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_scope(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or not value.get("derive"):
+            return value
+        for key in ("clauses", "domain_tools", "tool_clauses"):
+            if value.get(key):
+                raise ValueError(f"fault {value.get('id')}: '{key}' is derived from the write contract (derive = {value['derive']!r})")
+        if value.get("tools", ["*"]) != ["*"]:
+            raise ValueError(f"fault {value.get('id')}: tools are derived from the write contract (derive = {value['derive']!r})")
+        return {**value, "tools": ["*"], **derived_scope(value["derive"])}
 
     @field_validator("clauses", mode="before")
     @classmethod
@@ -77,7 +102,26 @@ class FaultSpec(BaseModel):
             raise ValueError(f"fault {self.id}: skip_tools is for kind 'skip_read' only")
         if self.domain != "*" and set(self.clauses) != {self.domain}:
             raise ValueError(f"fault {self.id}: clauses must be given for its domain {self.domain} only")
+        if self.emits is not None and self.kind != "call":
+            raise ValueError(f"fault {self.id}: emits is for kind 'call' only")
+        self._check_against_contract()
         return self
+
+    def _check_against_contract(self) -> None:
+        """Every tool a write of the contract, every (tool, clause) within the clause's scope."""
+        from tauguard.domains.consistency import check_scope, check_write  # loads the contracts lazily
+
+        for domain in self.clauses:
+            tools = self.domain_tools.get(domain, self.tools)
+            for tool in tools:
+                if tool == "*":
+                    continue
+                where = f"fault {self.id} ({domain}, {tool})"
+                check_write(domain, tool, where)
+                if self.emits is not None:
+                    check_write(domain, self.emits, where)
+                for cid in self.clause_ids(domain, tool):
+                    check_scope(domain, [self.emits or tool], cid, where)
 
     def applies_to(self, domain: str, tool: str) -> bool:
         """Whether the fault can replace or precede a write of ``tool`` in ``domain``."""
@@ -86,9 +130,35 @@ class FaultSpec(BaseModel):
         tools = self.domain_tools.get(domain, self.tools)
         return "*" in tools or tool in tools
 
-    def clause(self, domain: str) -> str:
+    def clause_ids(self, domain: str, tool: str | None = None) -> list[str]:
+        """The clauses the fault violates in ``domain`` (on a write of ``tool``, for derived scopes)."""
+        if tool is not None and tool in self.tool_clauses.get(domain, {}):
+            return self.tool_clauses[domain][tool]
+        return self.clauses.get(domain, [])
+
+    def clause(self, domain: str, tool: str | None = None) -> str:
         """The verbatim text of the violated clauses in ``domain`` ("" for none)."""
-        return domains.quote(self.clauses.get(domain, []))
+        return domains.quote(self.clause_ids(domain, tool))
+
+
+def derived_scope(kind: DerivedScope) -> dict[str, Any]:
+    """``domain_tools``, ``clauses`` and ``tool_clauses`` of a generic fault, from the write contract."""
+    from tauguard.domains.contract import contract, contract_domains  # the contract loads the packs first
+
+    domain_tools: dict[str, list[str]] = {}
+    tool_clauses: dict[str, dict[str, list[str]]] = {}
+    for domain in contract_domains():
+        per_tool: dict[str, list[str]] = {}
+        for w in contract(domain).write:
+            if kind == "confirmation" and w.confirmation is not None:
+                per_tool[w.tool] = [w.confirmation.clause]
+            elif kind == "target_reads" and (w.targets or w.prior):
+                per_tool[w.tool] = sorted({t.clause for t in w.targets} or {p.clause for p in w.prior})
+        if per_tool:
+            domain_tools[domain] = list(per_tool)
+            tool_clauses[domain] = per_tool
+    clauses = {d: sorted({c for ids in t.values() for c in ids}) for d, t in tool_clauses.items()}
+    return {"domain_tools": domain_tools, "clauses": clauses, "tool_clauses": tool_clauses}
 
 
 class Temptation(BaseModel):
@@ -109,6 +179,15 @@ class Temptation(BaseModel):
     def _clause_resolves(cls, value: str) -> str:
         domains.clause(value)  # UnknownClauseError (a ValueError) on an id no pack defines
         return value
+
+    @model_validator(mode="after")
+    def _within_scope(self) -> "Temptation":
+        from tauguard.domains.consistency import check_scope, check_write
+
+        domain, where = self.clause_id.split(".", 1)[0], f"temptation {self.task_id}"
+        check_write(domain, self.name, where)
+        check_scope(domain, [self.name], self.clause_id, where)
+        return self
 
     @property
     def clause(self) -> str:

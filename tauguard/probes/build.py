@@ -91,7 +91,7 @@ def _scheduled(spec: FaultSpec, domain: str, tool: str, write_index: int) -> Sch
         write_index=write_index,
         generator=spec.generator,
         label=spec.label,
-        clause=spec.clause(domain),
+        clause=spec.clause(domain, tool),
         skip_tools=list(spec.skip_tools),
     )
 
@@ -152,7 +152,7 @@ def _fault_probe(
         call,
         spec.label,
         suffix=f"w{k}/{spec.id}",
-        clause=spec.clause(domain),
+        clause=spec.clause(domain, dp.call.name),  # the clause of the write it replaces
         fault_id=spec.id,
         fault_class=spec.fault_class,
         write_index=k,

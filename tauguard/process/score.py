@@ -5,13 +5,15 @@ scores the order of events instead, after PolicyGuide's telecom rubric
 (``shared/papers/workflow-guide_policyguide.md`` §4.7: identification, diagnosis before
 intervention, consent, correction order, final verification; "deterministic event ordering
 and text matching"), for every domain. Checks, each citing a clause id of the domain's
-rubric file:
+write contract (``tauguard/domains/<domain>/writes.toml``, walked generically):
 
-- ``identify``: a successful identification read before each executed agent write;
+- ``identify``: before each executed agent write, one of the contract's identification ways:
+  a successful identifying read, or the user stating their id and a target read showing that
+  user owns the target;
 - ``target_read``: a successful read of the write's target (same id) before it;
 - ``confirmation``: since the previous write, an agent message stating the action (its tool
   name or one of its argument values) answered by an explicit yes;
-- ``closed_reason``: a reason argument within the policy's closed set;
+- ``closed_reason``: a closed-set argument (a reason) within the policy's set;
 - ``diagnose_first`` (telecom): a diagnostic check before each device fix;
 - ``verify_after`` (telecom): after the last fix, a read that observes the result;
 - ``no_write_after_refusal``: no write after a transfer, nor of a tool the agent said it
@@ -23,15 +25,17 @@ environment. Imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.process.rubric import DomainRubric, load
+from tauguard.domains.contract import DomainContract, Entity, WriteContract
+from tauguard.process.rubric import DomainRubric, closed_values, load
 
-RUBRIC_VERSION = 2  # bump on any change of a check or a rubric file (stored on each report)
+RUBRIC_VERSION = 3  # bump on any change of a check or of a write contract (stored on each report)
 TRANSFER_TOOL = "transfer_to_human_agents"
 CheckName = Literal[
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
@@ -133,6 +137,58 @@ def confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- identification
+
+
+def _result_of(conv: Conversation, call: ToolCallView) -> Any:
+    """The parsed JSON result of an executed call (None when absent or not JSON)."""
+    for event in conv.events:
+        if event.kind == "tool_result" and event.tool_call is not None and event.tool_call.id == call.id and not event.error:
+            try:
+                return json.loads(event.content) if isinstance(event.content, str) else event.content
+            except ValueError:
+                return None
+    return None
+
+
+def _user_said(conv: Conversation, before: int, value: str) -> bool:
+    return any(
+        e.kind == "user_message" and e.content and value in e.content for e in conv.events[:before]
+    )
+
+
+def _owners(rubric: DomainContract, write: WriteContract, call: ToolCallView, conv: Conversation,
+            reads: list[ToolCallView]) -> list[str]:
+    """Owners of the write's targets, as the executed target reads showed them."""
+    found: list[str] = []
+    for t in write.targets:
+        entity: Entity | None = rubric.entities.get(t.argument)
+        want = call.arguments.get(t.argument)
+        if entity is None or entity.owner is None or want is None:
+            continue
+        for c in reads:
+            if c.name == entity.read and c.arguments.get(entity.argument) == want:
+                result = _result_of(conv, c)
+                if isinstance(result, dict) and result.get(entity.owner):
+                    found.append(str(result[entity.owner]))
+    return found
+
+
+def identified(rubric: DomainContract, write: WriteContract, call: ToolCallView, conv: Conversation, at: int,
+               reads: list[ToolCallView]) -> bool:
+    """Whether one of the contract's identification ways holds before event ``at``."""
+    for way in rubric.identification.ways:
+        if way.reads and any(c.name in way.reads for c in reads):
+            return True
+        if way.stated is not None:
+            named = call.arguments.get(way.stated)  # a write that names the user directly (a booking)
+            if isinstance(named, str) and _user_said(conv, at, named):
+                return True
+            if way.owner_read and any(_user_said(conv, at, owner) for owner in _owners(rubric, write, call, conv, reads)):
+                return True
+    return False
+
+
 # --------------------------------------------------------------------------- scoring
 
 
@@ -171,21 +227,24 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
         fix = rubric.fix_rule(call.name) if call.requestor == "user" else None
         if write is not None:
             ids = [c for _, c in reads_before if c.requestor == "assistant"]
-            tally.add(any(c.name in rubric.identify_reads for c in ids), "identify", write.identify, i, call.name,
-                      f"no {' / '.join(rubric.identify_reads)} before it")
+            tally.add(identified(rubric, write, call, conv, i, ids), "identify", write.identify, i, call.name,
+                      f"no {' / '.join(rubric.identification.reads)} before it, nor a stated user id owning the target")
             for t in write.targets:
                 if t.argument not in call.arguments:
                     continue
                 want = call.arguments[t.argument]
                 seen = any(c.name == t.read and c.arguments.get(t.read_argument) == want for c in ids)
                 tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
-            if write.confirm:
+            if write.confirmation:
                 ok = confirmed(conv.events[last_write + 1 : i], call)
-                tally.add(ok, "confirmation", write.confirm, i, call.name, "no stated action answered by an explicit yes since the previous write")
-            if write.reason and write.reason.argument in call.arguments:
-                value = str(call.arguments[write.reason.argument]).strip().lower()
-                tally.add(value in write.reason.allowed, "closed_reason", write.reason.clause, i, call.name,
-                          f"{write.reason.argument}={value!r} not in {write.reason.allowed}")
+                tally.add(ok, "confirmation", write.confirmation.clause, i, call.name,
+                          "no stated action answered by an explicit yes since the previous write")
+            for closed in write.closed:
+                if closed.argument in call.arguments:
+                    value = str(call.arguments[closed.argument]).strip().lower()
+                    allowed = closed_values(domain, closed.constant)
+                    tally.add(value in allowed, "closed_reason", closed.clause, i, call.name,
+                              f"{closed.argument}={value!r} not in {allowed}")
             for r_at, refused in refusals:
                 if r_at < i and (refused is None or refused == call.name):
                     what = "a transfer" if refused is None else f"refusing {refused}"

@@ -1,7 +1,8 @@
 """The sim's fault-free plan: the gold plan plus the reads a compliant agent performs.
 
-Before each agent WRITE the sim reads what the write targets (per ``lookups.toml``) unless
-it already read it since the last write, and it identifies the user once at the start.
+Before each agent WRITE the sim reads what the write targets and the write's prior reads (per
+the domain's write contract, ``tauguard/domains/<domain>/writes.toml``) unless it already read
+them since the last write, and it identifies the user once at the start.
 Identities come from the task's own database (the sim is a simulation and may look them
 up); reads never change the database, so tau2's rewards are unaffected.
 """
@@ -9,20 +10,16 @@ up); reads never change the database, so tau2's rewards are unaffected.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tauguard.datafiles import read_toml, validate
 from tauguard import tau2compat as t2
+from tauguard.domains.contract import contract, contract_domains
 from tauguard.conversation import ToolCallView
 from tauguard.guard import ReadRequest
 from tauguard.sim.oracle import reads_for
 from tauguard.sim.plan import Step, gold_plan
-
-LOOKUPS_FILE = Path(__file__).parent / "lookups.toml"
-
 
 class Lookup(BaseModel):
     """The read observing one kind of identifier."""
@@ -44,9 +41,17 @@ class DomainLookups(BaseModel):
 
 @lru_cache(maxsize=1)
 def load_lookups() -> dict[str, DomainLookups]:
-    """The validated lookups file."""
-    raw = read_toml(LOOKUPS_FILE)
-    return {domain: validate(spec, DomainLookups, f"{LOOKUPS_FILE} [{domain}]") for domain, spec in raw.items()}
+    """Per domain, the reads the sim makes before writes, derived from the write contract."""
+    out: dict[str, DomainLookups] = {}
+    for domain in contract_domains():
+        c = contract(domain)
+        out[domain] = DomainLookups(
+            identify=c.identification.reads[0],
+            identified_by=c.identification.reads,
+            lookups={arg: Lookup(tool=e.read, argument=e.argument) for arg, e in c.entities.items()},
+            before={w.tool: [p.tool for p in w.prior] for w in c.write if w.prior},
+        )
+    return out
 
 
 def _owner(domain: str, db: Any, call: ToolCallView) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tauguard.domains.consistency import check_scope, check_write
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.readmap import DomainMap
 from tauguard.conversation import ToolCallView
@@ -120,6 +121,9 @@ def predicate(domain: str, rule_id: str, *tools: str) -> Callable[[PredicateFn],
 
     def register(fn: PredicateFn) -> PredicateFn:
         for tool in tools:
+            # a predicate enforces its clause on writes the clause constrains (the contract's scopes)
+            check_write(domain, tool, f"ledger predicate {fn.__name__}")
+            check_scope(domain, [tool], rule_id, f"ledger predicate {fn.__name__}")
             predicates.add(f"{domain}:{tool}:{fn.__name__}", Predicate(domain, tool, rule_id, fn))
         return fn
 

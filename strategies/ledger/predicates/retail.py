@@ -129,9 +129,9 @@ def cancel_reason(ctx: GateContext) -> Finding | None:
     return None
 
 
-@predicate(D, "retail.modify_pending", "modify_pending_order_address", "modify_pending_order_payment")
+@predicate(D, "retail.modify_pending", "modify_pending_order_address", "modify_pending_order_payment", "modify_pending_order_items")
 def modify_pending(ctx: GateContext) -> Finding | None:
-    """Only a pending order (items not yet modified) is modified."""
+    """Only a pending order (items not yet modified) is modified: address, payment or items."""
     order = _order(ctx)
     status = _status(ctx, order)
     return None if status == "pending" else _block_status(order, status, "pending", "modified")
@@ -139,14 +139,12 @@ def modify_pending(ctx: GateContext) -> Finding | None:
 
 @predicate(D, "retail.modify_items_once", "modify_pending_order_items")
 def modify_items_once(ctx: GateContext) -> Finding | None:
-    """Items of an order are modified once, while it is pending."""
+    """Items of an order are modified once (its status is retail.modify_pending's)."""
     oid = str(ctx.arg("order_id"))
     if _history_has(ctx, "modify_pending_order_items", oid):
         return Finding(verdict=Verdict.BLOCK, detail=f"the items of order {oid} were already modified in this conversation",
                        remediation="item modification can be done only once per order")
-    order = _order(ctx)
-    status = _status(ctx, order)
-    return None if status == "pending" else _block_status(order, status, "pending", "modified")
+    return None
 
 
 @predicate(D, "retail.once_per_order", "exchange_delivered_order_items")

@@ -14,6 +14,8 @@ from typing import Any
 
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard.conversation import ToolCallView
+from tauguard.domains.consistency import ContractError, check_reads_known, check_write
+from tauguard.domains.contract import write_tools
 from tauguard.guard import ReadRequest
 
 ReadFn = Callable[[Any, ToolCallView, Any], list[str]]
@@ -36,7 +38,19 @@ def domain_map(domain: str) -> DomainMap:
     maps = {"airline": airline.MAP, "retail": retail.MAP, "telecom": telecom.MAP}
     if domain not in maps:
         raise ValueError(f"the ledger strategy has no read map for domain '{domain}'")
+    check_map(domain, maps[domain])
     return maps[domain]
+
+
+def check_map(domain: str, dmap: DomainMap) -> None:
+    """The map knows every read the write contract relies on and touches exactly its writes."""
+    where = f"ledger read map {domain}"
+    check_reads_known(domain, dmap.reads, where)
+    for tool in dmap.touches:
+        check_write(domain, tool, where)
+    missing = sorted(set(write_tools(domain)) - set(dmap.touches))
+    if missing:
+        raise ContractError(f"{where}: no touch entry for {', '.join(missing)}, writes of the {domain} contract")
 
 
 def store(ledger: LedgerBase, collection: str, key: str, entity: Any) -> str:

@@ -1,0 +1,1 @@
+"""Labelled benchmarks built from real agents' recorded conversations."""
