@@ -196,24 +196,37 @@ def read_index(run_dir: Path, records_size: int) -> list[IndexRow] | None:
     return rows if last == records_size else None
 
 
-def read_tallies(run_dir: Path, records_size: int) -> list[RecordTally | None] | None:
-    """The tally of each record line in file order, or None when the tallies file is missing,
-    unreadable or not for ``records_size`` bytes of records."""
+def read_tally_lines(run_dir: Path, records_size: int) -> list[str] | None:
+    """The tallies file's rows, unparsed (:func:`parse_tally` parses one), or None when the file
+    is missing, unreadable or not for ``records_size`` bytes of records.
+
+    Kept as text: 100,000 rows take ~20 MB as strings and several times that parsed, and a
+    summary needs one row at a time.
+    """
     path = Path(run_dir) / TALLIES
-    out: list[RecordTally | None] = []
-    last = 0
     try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.endswith("\n"):
-                    return None  # a row cut by a kill: stale
-                last, data = json.loads(line)
-                # The lists json gives are the tally's sequences as they are: converting 100,000
-                # rows' nested lists to tuples would cost more than reading them.
-                out.append(None if data is None else RecordTally._make(data))
-    except (OSError, UnicodeDecodeError, TypeError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return None
-    return out if last == records_size else None
+    if text and not text.endswith("\n"):
+        return None  # a row cut by a kill: stale
+    lines = text.splitlines()
+    try:
+        last = int(lines[-1][1 : lines[-1].index(",")]) if lines else 0
+    except ValueError:
+        return None
+    return lines if last == records_size else None
+
+
+def parse_tally(line: str) -> RecordTally | None:
+    """One row of the tallies file (None for a line that is not a record); ValueError when malformed."""
+    try:
+        _, data = json.loads(line)
+        # The lists json gives serve as the tally's sequences: converting them costs more than
+        # reading them, on 100,000 rows.
+        return None if data is None else RecordTally._make(data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"malformed tally row: {exc}") from None
 
 
 def rebuild_index(run_dir: Path) -> int:

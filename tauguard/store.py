@@ -253,7 +253,7 @@ class RecordWriter:
     """
 
     def __init__(self, run_dir: Path, compress: bool = True) -> None:
-        from tauguard.outcome_index import INDEX, TALLIES, read_index, read_tallies, rebuild_index
+        from tauguard.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
 
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
@@ -261,7 +261,7 @@ class RecordWriter:
         self._fh = open(self.path, "a", encoding="utf-8")
         self._end = self.path.stat().st_size
         run = self.path.parent
-        if read_index(run, self._end) is None or read_tallies(run, self._end) is None:
+        if read_index(run, self._end) is None or read_tally_lines(run, self._end) is None:
             self._end = rebuild_index(run)
         self._index = open(run / INDEX, "a", encoding="utf-8")
         self._tallies = open(run / TALLIES, "a", encoding="utf-8")

@@ -8,13 +8,14 @@ each record's :class:`~tauguard.outcome_index.RecordTally`, so a run loaded from
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.attacks.report import AttackReport, attack_report_units
+from tauguard.attacks.report import AttackReport, AttackTrial, attack_report_trials
 from tauguard.metrics import RunMetrics, summarize_run
-from tauguard.outcome_index import RecordTally, UnitOutcome, read_tallies, record_tally, scan_records
+from tauguard.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
 from tauguard.store import Run, RunLoadError, records_size
 
 
@@ -67,27 +68,35 @@ class RunSummary(BaseModel):
     source_note: str | None = None
 
 
-def run_tallies(run: Run) -> tuple[list[UnitOutcome], list[RecordTally]]:
-    """A run's units and their tallies: from its records when loaded with them, else from its
-    tallies file (or, when that is stale, from the records streamed; none kept)."""
+def iter_tallies(run: Run) -> Iterator[tuple[UnitOutcome, RecordTally]]:
+    """Each unit of a run with its tally, in the run's unit order: from its records when loaded
+    with them, else from its tallies file row by row (or, when that is stale, from the records
+    streamed)."""
     if run.units is None or run.lines is None:
-        return run.unit_outcomes(), [record_tally(r) for r in run.records]
-    rows = read_tallies(run.path, records_size(run.path))
-    if rows is None or len(rows) <= max(run.lines, default=-1):
-        rows = scan_records(run.path)[1]
-    tallies = [rows[i] for i in run.lines]
-    if any(t is None for t in tallies):  # the records changed under the loaded run
-        raise RunLoadError(f"the records of {run.path} changed while it was read; run the command again")
-    return run.units, tallies  # type: ignore[return-value]
+        for unit, record in zip(run.unit_outcomes(), run.records, strict=True):
+            yield unit, record_tally(record)
+        return
+    lines = read_tally_lines(run.path, records_size(run.path))
+    parsed: list[RecordTally | None] | None = None
+    if lines is None or len(lines) <= max(run.lines, default=-1):
+        parsed = scan_records(run.path)[1]
+    for unit, line in zip(run.units, run.lines, strict=True):
+        try:
+            tally = parsed[line] if parsed is not None else parse_tally(lines[line])  # type: ignore[index]
+        except (ValueError, IndexError):
+            tally = None
+        if tally is None:  # the records changed under the loaded run
+            raise RunLoadError(f"the records of {run.path} changed while it was read; run the command again")
+        yield unit, tally
 
 
-def summarize(run: Run, tallies: tuple[list[UnitOutcome], list[RecordTally]] | None = None) -> RunSummary:
+def summarize(run: Run, tallies: Iterable[tuple[UnitOutcome, RecordTally]] | None = None) -> RunSummary:
     """Build the summary of a loaded run (with records, or from its outcome index: the same summary).
 
-    ``tallies``: the run's :func:`run_tallies`, when the caller has them already.
+    ``tallies``: the run's :func:`iter_tallies`, when the caller wants to see them go by too.
     """
     m = run.manifest
-    units, tallies_ = tallies if tallies is not None else run_tallies(run)
+    units = run.unit_outcomes()
     verdicts: Counter[str] = Counter()
     exhausted = 0
     guard_calls = 0
@@ -97,12 +106,12 @@ def summarize(run: Run, tallies: tuple[list[UnitOutcome], list[RecordTally]] | N
         r: {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0} for r in ("agent", "user", "guard")
     }
     errors = []
-    n = 0
-    for unit, tally in zip(units, tallies_, strict=True):
+    evaluated: list[AttackTrial] = []
+    for unit, tally in tallies if tallies is not None else iter_tallies(run):
         if tally.error_line is not None:
             errors.append(f"{unit.domain}/{unit.task_id} trial {unit.trial}: {tally.error_line}")
             continue
-        n += 1
+        evaluated.append((unit, tally.attack_tactic, tally.attack_clause))
         for verdict in tally.verdicts:
             verdicts[verdict] += 1
         exhausted += tally.retry_exhausted
@@ -124,6 +133,7 @@ def summarize(run: Run, tallies: tuple[list[UnitOutcome], list[RecordTally]] | N
             tot["prompt_tokens"] += prompt_tokens
             tot["completion_tokens"] += completion_tokens
             tot["calls"] += calls
+    n = len(evaluated)
     order = ["A", "T", "D", "W", "PV"]
     faults = [
         FaultClassRow(fault_class=c, **{k: fault_rows[c][k] for k in ("scheduled", "injected", "intercepted", "failed_trials")})
@@ -137,6 +147,6 @@ def summarize(run: Run, tallies: tuple[list[UnitOutcome], list[RecordTally]] | N
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
-        attacks=attack_report_units(units, tallies_, m.run_id, m.strategy),
+        attacks=attack_report_trials(evaluated, m.run_id, m.strategy),
         source=m.source, source_note=m.note if m.source == "imported" else None,
     )

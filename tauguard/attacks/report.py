@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from tauguard.metrics import KValue, k_metric, max_trials, outcomes_from_units
-from tauguard.outcome_index import RecordTally, UnitOutcome, record_tally, unit_outcome
+from tauguard.outcome_index import UnitOutcome, record_tally, unit_outcome
 from tauguard.records import TrialRecord
 
 
@@ -45,8 +45,10 @@ class AttackReport(BaseModel):
     utility_safety: UtilitySafety
 
 
-# An attacked trial as the breakdowns see it: its outcome, tactic and targeted clause.
-_Trial = tuple[UnitOutcome, str | None, str | None]
+# A trial as the breakdowns see it: its outcome, attack tactic and targeted clause (None, None
+# when it was not attacked).
+AttackTrial = tuple[UnitOutcome, str | None, str | None]
+_Trial = AttackTrial
 
 
 def _groups(trials: Sequence[_Trial], key: Callable[[_Trial], str], max_k: int) -> list[AttackGroup]:
@@ -99,11 +101,8 @@ def utility_safety(records: Sequence[TrialRecord], run_id: str = "", strategy: s
     return _utility_safety([t for t in _trials(records) if not t[0].error], run_id, strategy)
 
 
-def attack_report_units(
-    units: Sequence[UnitOutcome], tallies: Sequence[RecordTally], run_id: str = "", strategy: str = ""
-) -> AttackReport | None:
-    """The attack breakdowns of a run from its units and their tallies, or None when no trial was attacked."""
-    evaluated = [(u, t.attack_tactic, t.attack_clause) for u, t in zip(units, tallies, strict=True) if not u.error]
+def attack_report_trials(evaluated: Sequence[AttackTrial], run_id: str = "", strategy: str = "") -> AttackReport | None:
+    """The attack breakdowns of a run from its evaluated trials, or None when no trial was attacked."""
     attacked = [t for t in evaluated if t[0].attacked]
     if not attacked:
         return None
@@ -117,4 +116,4 @@ def attack_report_units(
 
 def attack_report(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> AttackReport | None:
     """The attack breakdowns of a run, or None when no trial was attacked."""
-    return attack_report_units([unit_outcome(r) for r in records], [record_tally(r) for r in records], run_id, strategy)
+    return attack_report_trials([t for t in _trials(records) if not t[0].error], run_id, strategy)

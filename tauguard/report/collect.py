@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from tauguard.metrics import (
     select,
     task_outcomes,
 )
-from tauguard.outcome_index import UnitOutcome
+from tauguard.outcome_index import RecordTally, UnitOutcome
 from tauguard.records import TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
@@ -51,7 +51,7 @@ from tauguard.report.model import (
 from tauguard.report.trials import trial_view
 from tauguard.reporting import compare_json_obj
 from tauguard.store import Run, read_record
-from tauguard.summary import RunSummary, run_tallies, summarize
+from tauguard.summary import RunSummary, iter_tallies, summarize
 
 # Per-trial views are the bulk of a page; above this many bytes of trial data, further tasks are
 # listed without their trials so that 4 runs x 278 tasks x 4 trials stay well under 3 MB.
@@ -386,6 +386,16 @@ def _accounting(runs: Sequence[Run], summaries: Sequence[RunSummary], durations:
         )
 
 
+def _noting_durations(
+    tallies: Iterator[tuple[UnitOutcome, RecordTally]], out: list[float]
+) -> Iterator[tuple[UnitOutcome, RecordTally]]:
+    """The tallies as they are, noting each evaluated trial's duration in ``out`` on the way."""
+    for unit, tally in tallies:
+        if not unit.error:
+            out.append(tally.duration_s)
+        yield unit, tally
+
+
 def _checks(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:
     if opts.floors is None and opts.gate_baseline is None:
         return
@@ -418,11 +428,10 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         raise ReportError("report needs at least one run")
     _check_unique_ids(runs)
     summaries, durations = [], []
-    for run in runs:  # one run's tallies at a time: memory stays flat however many runs
-        units, tallies = run_tallies(run)
-        summaries.append(summarize(run, (units, tallies)))
-        durations.append([t.duration_s for u, t in zip(units, tallies, strict=True) if not u.error])
-        del units, tallies
+    for run in runs:  # streamed, one tally at a time: memory does not grow with the runs
+        trial_s: list[float] = []
+        summaries.append(summarize(run, _noting_durations(iter_tallies(run), trial_s)))
+        durations.append(trial_s)
     headers = [_header(r, s, "baseline" if i == 0 else "candidate") for i, (r, s) in enumerate(zip(runs, summaries))]
     run_ids = [h.run_id for h in headers]
     simulated = any(h.simulated for h in headers)
