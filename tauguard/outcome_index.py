@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
@@ -139,14 +139,19 @@ def record_tally(record: TrialRecord) -> RecordTally:
     )
 
 
-def index_rows(record_line: str, end: int) -> tuple[IndexRow, RecordTally | None]:
-    """The :class:`IndexRow` and :class:`RecordTally` of a stored record line that ends at byte ``end``."""
+def index_rows(
+    record_line: str, end: int, check: Callable[[TrialRecord], None] | None = None
+) -> tuple[IndexRow, RecordTally | None]:
+    """The :class:`IndexRow` and :class:`RecordTally` of a stored record line that ends at byte
+    ``end`` (``check`` sees the parsed record first, and may raise)."""
     if not record_line.strip():
         return IndexRow(end, None, False), None
     try:
         record = TrialRecord.model_validate_json(record_line, context={"conversation": False})
     except (ValidationError, ValueError):
         return IndexRow(end, None, True), None
+    if check is not None:
+        check(record)
     return IndexRow(end, unit_outcome(record), False), record_tally(record)
 
 
@@ -160,9 +165,11 @@ def index_lines(record_line: str, end: int) -> tuple[str, str]:
     return _dump(row), _dump([end, tally])
 
 
-def scan_records(run_dir: Path) -> tuple[list[IndexRow], list[RecordTally | None], int]:
+def scan_records(
+    run_dir: Path, check: Callable[[TrialRecord], None] | None = None
+) -> tuple[list[IndexRow], list[RecordTally | None], int]:
     """The index rows and tallies of ``simulations.jsonl`` computed from the records, one line at a
-    time (no record is kept), and the records' size in bytes."""
+    time (no record is kept; ``check`` sees each one), and the records' size in bytes."""
     from tauguard.store import RECORDS
 
     rows, tallies = [], []
@@ -172,7 +179,7 @@ def scan_records(run_dir: Path) -> tuple[list[IndexRow], list[RecordTally | None
         with open(path, "rb") as fh:
             for raw in fh:
                 end += len(raw)
-                row, tally = index_rows(raw.decode("utf-8", errors="replace"), end)
+                row, tally = index_rows(raw.decode("utf-8", errors="replace"), end, check)
                 rows.append(row)
                 tallies.append(tally)
     return rows, tallies, end

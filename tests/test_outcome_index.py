@@ -110,7 +110,7 @@ def _accounted_record(trial: int, **kw: object) -> TrialRecord:
 
 
 def test_summary_from_the_index_is_the_summary_from_the_records(tmp_path: Path) -> None:
-    a = write_run(tmp_path, "a", [])
+    a = write_run(tmp_path, "a", [TaskSpec("airline", "0", []), TaskSpec("airline", "1", [])], trials=7)
     writer = RecordWriter(a)
     for trial in range(6):
         writer.write(_accounted_record(trial))

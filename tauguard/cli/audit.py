@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
 
 
 def audit(
@@ -27,6 +27,10 @@ def audit(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     progress: bool = typer.Option(False, "--progress", help="Print progress to stderr."),
     workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the simulations over (joblib)."),
+    labels: Optional[list[Path]] = typer.Option(
+        None, "--labels", help="Labelled real-write files (JSONL, tauguard.benchmark.real_writes schema); default: the packaged benchmark."
+    ),
+    no_labels: bool = typer.Option(False, "--no-labels", help="Do not report against the labelled real-write benchmark."),
 ) -> None:
     """Replay each recorded conversation in τ²'s environment and ask each strategy's gate,
     before every agent write, what it would decide given exactly the recorded prefix.
@@ -39,6 +43,8 @@ def audit(
     from tauguard.registry import UnknownStrategyError, get_strategy_class
     from tauguard.store import RunLoadError, load_run
 
+    if output is not None:
+        check_output_file(output, "-o/--output")
     options = parse_strategy_options(strategy_option)
     for name in strategy:
         try:
@@ -68,14 +74,25 @@ def audit(
                 end = "\n" if done == total or not is_tty() else "\r"
                 sys.stderr.write(f"  {done}/{total} simulations{end}")
 
-    report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
-                       progress=ticker, workers=workers)
-    if output is not None:
+    from tauguard.benchmark.real_writes import load_labels
+
+    chosen = None
+    if no_labels:
+        chosen = []
+    elif labels:
+        for path in labels:
+            if not path.is_file():
+                fail(f"--labels {path}: not a file")
         try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}")
+            chosen = load_labels(labels)
+        except ValueError as exc:
+            fail(f"--labels: {exc}")
+    report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
+                       progress=ticker, workers=workers, labels=chosen)
+    if output is not None:
+        from tauguard.output_file import write_output
+
+        write_output(output, report.model_dump_json(indent=2), "-o/--output")
     if fmt == OutputFormat.json:
         typer.echo(report.model_dump_json(indent=2))
     else:

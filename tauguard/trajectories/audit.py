@@ -12,7 +12,9 @@ arguments equal one of the task's gold agent actions, *off-gold* otherwise; the 
 passed when τ²'s recorded reward is 1. The hold rate (VERIFY, REVISE or BLOCK) on
 gold-matching writes in passed simulations is a false-block proxy; on off-gold writes in
 failed simulations a catch proxy; a failed simulation whose first off-gold write is held is
-one the guard could have rescued.
+one the guard could have rescued. A decision that is the guard failing (rule id
+``guard.error*``: an exception, a malformed verifier answer) is no hold: it is counted apart
+(``guard_errors``) and left out of the hold rates' denominators.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
+from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
@@ -65,6 +69,7 @@ class AuditedWrite(BaseModel):
     task_id: str
     trial: int
     step: int  # index of the agent message in the recorded message list
+    call_id: str = ""  # the recorded tool call's id (joins the labelled real-write benchmark)
     tool: str
     arguments: dict[str, Any]
     write_class: WriteClass
@@ -77,14 +82,19 @@ class AuditedWrite(BaseModel):
     usage: GuardUsage = Field(default_factory=GuardUsage)
 
     @property
+    def guard_error(self) -> bool:
+        """The decision is the guard failing (rule id ``guard.error*``), not a judgement."""
+        return bool(self.rule_id) and str(self.rule_id).startswith(GUARD_ERROR_RULE)
+
+    @property
     def held(self) -> bool:
-        """The gate did not allow the write."""
-        return self.verdict != Verdict.ALLOW.value
+        """The gate decided not to allow the write (a guard error is no decision)."""
+        return self.verdict != Verdict.ALLOW.value and not self.guard_error
 
     @property
     def held_after_reads(self) -> bool:
         """Still held after the reads a VERIFY asked for (the first verdict without --follow-reads)."""
-        return (self.verdict_after_reads or self.verdict) != Verdict.ALLOW.value
+        return (self.verdict_after_reads or self.verdict) != Verdict.ALLOW.value and not self.guard_error
 
 
 class ClassStats(BaseModel):
@@ -92,8 +102,9 @@ class ClassStats(BaseModel):
 
     writes: int = 0
     held: int = 0
+    guard_errors: int = 0  # decisions that are the guard failing: neither held nor allowed
     verdicts: dict[str, int] = Field(default_factory=dict)
-    hold_rate: float | None = None
+    hold_rate: float | None = None  # held / (writes - guard_errors)
     held_after_reads: int | None = None
     hold_rate_after_reads: float | None = None
 
@@ -116,6 +127,8 @@ class StrategyAudit(BaseModel):
     guard_errors: int = 0  # decisions that are the guard failing (rule id guard.error*)
     seconds: float = 0.0  # time spent in this strategy's hooks
     held_writes: list[AuditedWrite] = Field(default_factory=list)
+    # Against the labelled real-write benchmark (tauguard.benchmark), when the run holds labelled writes.
+    labels: LabelAudit | None = None
 
 
 class ReplayStats(BaseModel):
@@ -255,7 +268,7 @@ def _audit_records(
             if not match and not seen_first.get(name):
                 seen_first[name] = first = True
             audited[name].append(AuditedWrite(
-                task_id=rec.task_id, trial=rec.trial, step=step, tool=call.name, arguments=call.arguments,
+                task_id=rec.task_id, trial=rec.trial, step=step, call_id=call.id, tool=call.name, arguments=call.arguments,
                 write_class=write_class(match, passed), first_off_gold=first, recorded_error=errors.get(call.id, False),
                 verdict=decision.verdict.value, rule_id=decision.rule_id, reason=decision.reason,
                 verdict_after_reads=after, usage=decision.usage,
@@ -284,10 +297,13 @@ def audit_run(
     task_ids: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
+    labels: Sequence[LabelledWrite] | None = None,
 ) -> AuditReport:
     """Audit every recorded conversation of ``run`` with each strategy's gate.
 
-    ``workers`` > 1 spreads the simulations over joblib (loky) processes. Raises
+    ``workers`` > 1 spreads the simulations over joblib (loky) processes. ``labels``: the
+    labelled real-write benchmark (default: the packaged one; ``[]`` for none); each strategy's
+    decisions on the run's labelled writes are summarised as false holds and catches. Raises
     UnknownStrategyError (a ValueError) for an unknown strategy name.
     """
     started = time.perf_counter()
@@ -321,6 +337,7 @@ def audit_run(
             seconds.update(secs)
         if progress is not None:
             progress(len(records), len(records))
+    index, stray = index_labels(records, load_labels() if labels is None else labels)
     first_strategy = audited[strategies[0]] if strategies else []
     class_counts = Counter(w.write_class for w in first_strategy)
     passed_n = sum(bool(r.success) for r in records)
@@ -339,7 +356,10 @@ def audit_run(
         follow_reads=follow_reads,
         replay=replay_stats,
         strategies=[
-            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]) for name in strategies
+            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]).model_copy(
+                update={"labels": label_audit(name, audited[name], index, stray, follow_reads, GUARD_ERROR_RULE)}
+            )
+            for name in strategies
         ],
         seconds=time.perf_counter() - started,
     )
@@ -367,11 +387,13 @@ def summarize_strategy(
     for cls in WRITE_CLASSES:
         mine = [w for w in writes if w.write_class == cls]
         held = sum(w.held for w in mine)
-        stats = ClassStats(writes=len(mine), held=held, verdicts=dict(Counter(w.verdict for w in mine)),
-                           hold_rate=_ratio(held, len(mine)))
+        errors = sum(w.guard_error for w in mine)
+        decided = len(mine) - errors
+        stats = ClassStats(writes=len(mine), held=held, guard_errors=errors,
+                           verdicts=dict(Counter(w.verdict for w in mine)), hold_rate=_ratio(held, decided))
         if follow_reads:
             stats.held_after_reads = sum(w.held_after_reads for w in mine)
-            stats.hold_rate_after_reads = _ratio(stats.held_after_reads, len(mine))
+            stats.hold_rate_after_reads = _ratio(stats.held_after_reads, decided)
         by_class[cls] = stats
     failed = {(r.task_id, r.trial) for r in records if not r.success}
     firsts = [w for w in writes if w.first_off_gold and (w.task_id, w.trial) in failed]
@@ -396,7 +418,7 @@ def summarize_strategy(
         over_blocking=fbp is not None and fbp > OVER_BLOCKING,
         per_rule={rule: dict(counts) for rule, counts in sorted(per_rule.items(), key=lambda kv: -sum(kv[1].values()))},
         guard_usage=usage,
-        guard_errors=sum(bool(w.rule_id) and str(w.rule_id).startswith(GUARD_ERROR_RULE) for w in writes),
+        guard_errors=sum(w.guard_error for w in writes),
         seconds=seconds,
         held_writes=[w for w in writes if w.held],
     )
