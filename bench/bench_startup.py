@@ -71,13 +71,16 @@ def main() -> None:
     probe = subprocess.run([sys.executable, "-X", "importtime", "-c", PROBE.replace("{HEAVY!r}", repr(HEAVY))],
                            capture_output=True, text=True, env=ENV, check=True)
     print("worker imports, CPU s:", probe.stdout.strip().replace("\n", "; "))
-    # -X importtime's cumulative microseconds of each heavy package's top module (inflated by the
-    # measuring itself; the shares are what matters).
+    # -X importtime's cumulative microseconds of each heavy package's top module, the largest
+    # figure per package (inflated by the measuring itself; the shares are what matters).
+    cumulative: dict[str, int] = {}
     for line in probe.stderr.splitlines():
         parts = line.split("|")
-        if len(parts) == 3 and parts[2].strip() in HEAVY and parts[2].startswith(" ") and not parts[2].startswith("  " * 8):
-            print(f"  {parts[2].strip():<12} {int(parts[1]) / 1e6:6.2f} s cumulative (importtime)")
-
+        if len(parts) == 3 and parts[2].strip() in HEAVY:
+            name = parts[2].strip()
+            cumulative[name] = max(cumulative.get(name, 0), int(parts[1]))
+    for name, micros in sorted(cumulative.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<12} {micros / 1e6:6.2f} s cumulative (importtime)")
 
 if __name__ == "__main__":
     main()
