@@ -211,9 +211,13 @@ class FaultProfile(BaseModel):
 
     name: str
     description: str = ""
-    # Probability that the sim agent takes a guard's remediation (does the missing read or
-    # confirmation, reverts the faulted argument); otherwise it repeats the call.
-    uptake: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Probability that the sim agent takes a guard's feedback (see tauguard.sim.reaction);
+    # otherwise it repeats the call. An assumption: a run whose faults can fire needs it set
+    # (tauguard.faults.profiles.check_needs), never a silent default.
+    uptake: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Feedback-only sim: probability that a BLOCKed agent transfers to a human instead of
+    # telling the user it cannot (needed, like uptake, by a run whose faults can fire).
+    block_transfer: float | None = Field(default=None, ge=0.0, le=1.0)
     # Per policy-violation task and trial: probability of attempting the tempting write.
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.

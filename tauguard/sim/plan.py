@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
 
-# "clarify" only arises live, when a guard asks for something from the dialogue.
-StepKind = Literal["call", "confirm", "ask_user", "communicate", "clarify", "close"]
+# "clarify" and "say" only arise live: a guard asks for something from the dialogue, or the
+# agent tells the user something verbatim (a transfer notice).
+StepKind = Literal["call", "confirm", "ask_user", "communicate", "clarify", "say", "close"]
 
 
 class Step(BaseModel):

@@ -19,6 +19,8 @@ USER_NO = "No, please don't do that."
 USER_ACK = "Okay."
 USER_STOP = "No, that's all. Thank you! ###STOP###"
 AGENT_CLOSE = "Is there anything else I can help you with?"
+# After a transfer_to_human_agents call (the sim user ends the conversation on it).
+TRANSFER_NOTICE = "You are being transferred to a human agent. Please hold on."
 
 
 def render_args(arguments: dict[str, Any]) -> str:
