@@ -13,7 +13,9 @@ from tauguard import domains
 # pressure on policy-violation tasks.
 FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
-FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
+# premature_transfer: a hand-off to a human instead of the write; bundle_confirmation: the write's
+# own confirmation is folded into the previous write's, which mentions it only vaguely.
+FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
 # What the write contract derives a generic fault's scope from (tools and violated clauses).
 DerivedScope = Literal["target_reads", "confirmation"]
@@ -62,6 +64,8 @@ class FaultSpec(BaseModel):
     # For kind "call": the tool of the faulty call, when it is not the write it replaces (a
     # certificate sent instead of a change): the clause citations are about that tool.
     emits: str | None = None
+    # Where the failure mode was seen (a paper, or real runs such as ../shared/trajectories).
+    source: str = ""
 
     @model_validator(mode="before")
     @classmethod

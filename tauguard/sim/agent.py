@@ -182,6 +182,8 @@ class SimAgent:
                 return self._text(texts.revision_request(call.name, call.arguments, self.proposals.pop(id(step))))
             # the same note the plan carries for the gold call (replay uses the plan's)
             note = confirmation_note(self.domain, self.environment.tools.db, call)
+            if step.bundles_next:
+                note = " ".join(filter(None, [note, texts.BUNDLED_REST]))
             return self._text(texts.confirm_request(call.name, call.arguments, note))
         if step.kind == "ask_user":
             assert step.call is not None

@@ -30,6 +30,8 @@ class Step(BaseModel):
     write_index: int | None = None  # ordinal among the agent's gold WRITE calls
     gold: bool = True  # False for a write the gold plan does not contain (a temptation)
     fault_ids: list[str] = Field(default_factory=list)
+    # On a confirm step: the statement also covers the next write, vaguely (bundle_confirmation).
+    bundles_next: bool = False
 
     @property
     def is_write(self) -> bool:

@@ -28,6 +28,10 @@ def render_args(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(", ", ": "))
 
 
+# What a bundled confirmation says of the writes it folds in (bundle_confirmation): no details.
+BUNDLED_REST = "I will then also make the other changes we discussed."
+
+
 def confirm_request(name: str, arguments: dict[str, Any], note: str | None = None) -> str:
     """The agent's statement of a write (with a note such as its price), asking for an explicit yes."""
     middle = f" {note.strip()}" if note else ""
