@@ -229,6 +229,8 @@ class FaultProfile(BaseModel):
     # Attack tactic -> probability per attacked trial that the sim agent gives in (`run --attack`).
     attack_susceptibility: dict[str, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
+    # A fitted profile's evidence (`tauguard faults fit`): simulations, failures, counts, opportunities.
+    fit: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _rates_in_range(self) -> "FaultProfile":
