@@ -42,6 +42,9 @@ class RunConfig(BaseModel):
     user_llm: str = SIM
     guard_llm: str | None = None
     llm_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # The `api_base` servers of the roles (a local vLLM, ollama...) need no API key: none is
+    # looked up before the run, and a placeholder is sent instead of the provider's key.
+    no_key: bool = False
     workers: int = Field(default=2, ge=1)
     # "auto": tauguard's fork backend where the platform forks (Linux), else joblib's loky.
     backend: str = "auto"

@@ -187,7 +187,10 @@ class Manifest(BaseModel):
     # "oracle" (from the gold plan: an upper bound); None for a run without the sim agent.
     sim_feedback: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # resolved config, secrets redacted
-    versions: dict[str, str] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)  # of the latest session (a resume updates them)
+    # The versions of earlier sessions that differ from the next one's, oldest first: a resumed
+    # run's records then mix versions.
+    earlier_versions: list[dict[str, str]] = Field(default_factory=list)
     git_commit: str | None = None
     wall_time_s: float = 0.0
     counts: dict[str, int] = Field(default_factory=dict)

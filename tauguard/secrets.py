@@ -5,13 +5,20 @@ not carry credential keys, and every string written to run files, logs, progress
 reports is scrubbed of the values of credential environment variables, because providers
 sometimes echo the request's Authorization header in their error text.
 
+Beyond keys named as credentials, every header value (``extra_headers``, ``headers``...: a
+subscription key or a cookie looks like any other header) and every URL's userinfo
+(``http://user:password@host``) in a config is a secret: redacted in run files, remembered
+for scrubbing (:func:`remember_config_secrets`), and never sent on as the redaction marker.
+
 Imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,6 +33,44 @@ _CREDENTIAL_KEY = re.compile(
 _CREDENTIAL_ENV = re.compile(r"(_API_KEY$|^API_KEY$|_TOKEN$|SECRET|PASSWORD)", re.IGNORECASE)
 # Shorter values are not scrubbed: they would mangle ordinary text and are no real keys.
 _MIN_SECRET_LEN = 6
+# The userinfo of a URL (scheme://user:password@host): group 1 is the scheme, group 2 the userinfo.
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s@?#]+)@")
+# Secrets found in this process's configs (header values, URL userinfo), scrubbed like env keys.
+_REMEMBERED: set[str] = set()
+
+
+def _is_headers_key(key: str) -> bool:
+    return str(key).lower().replace("-", "_").endswith("headers")
+
+
+def mask_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every URL in it replaced by the redaction marker."""
+    return _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text) if "@" in text else text
+
+
+def config_secrets(value: Any, under_headers: bool = False) -> list[str]:
+    """The secret values of a nested config: every header value and every URL userinfo
+    (the whole ``user:password`` and the password alone)."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found.extend(config_secrets(item, under_headers or _is_headers_key(str(key))))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(config_secrets(item, under_headers))
+    elif isinstance(value, str):
+        if under_headers:
+            found.append(value)
+        for match in _USERINFO.finditer(value):
+            userinfo = urllib.parse.unquote(match.group(2))
+            # HTTP clients send userinfo as Basic auth, which a provider may echo too
+            found += [match.group(2), userinfo, userinfo.partition(":")[2], base64.b64encode(userinfo.encode()).decode()]
+    return [v for v in found if v and v != REDACTED]
+
+
+def remember_config_secrets(value: Any) -> None:
+    """Scrub the secrets of a config (see :func:`config_secrets`) from everything this process writes."""
+    _REMEMBERED.update(v for v in config_secrets(value) if len(v) >= _MIN_SECRET_LEN)
 
 
 def is_credential_key(key: str) -> bool:
@@ -49,41 +94,55 @@ def credential_keys(value: Any, prefix: str = "") -> list[str]:
     return found
 
 
-def redact(value: Any) -> Any:
-    """Replace values under credential keys with a marker, recursively (other keys untouched)."""
+def redact(value: Any, under_headers: bool = False) -> Any:
+    """Replace values under credential keys, every header value and every URL's userinfo
+    with a marker, recursively (other values untouched)."""
     if isinstance(value, Mapping):
-        return {k: (REDACTED if is_credential_key(str(k)) else redact(v)) for k, v in value.items()}
+        return {
+            k: (REDACTED if is_credential_key(str(k)) else redact(v, under_headers or _is_headers_key(str(k))))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [redact(v) for v in value]
+        return [redact(v, under_headers) for v in value]
+    if under_headers and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return REDACTED
+    if isinstance(value, str):
+        return mask_userinfo(value)
     return value
 
 
 def drop_redacted(value: Any) -> Any:
-    """Remove credential keys and redaction markers, so nothing redacted is ever sent on."""
+    """Remove credential keys and redaction markers, so nothing redacted is ever sent on: a
+    redacted header is left out, and a URL whose userinfo was redacted goes without it."""
     if isinstance(value, Mapping):
         return {
             k: drop_redacted(v) for k, v in value.items() if not is_credential_key(str(k)) and v != REDACTED
         }
     if isinstance(value, list):
         return [drop_redacted(v) for v in value if v != REDACTED]
+    if isinstance(value, str) and f"{REDACTED}@" in value:
+        return value.replace(f"{REDACTED}@", "")
     return value
 
 
 def secret_values(extra: Iterable[str] = ()) -> list[str]:
     """Values of credential environment variables (plus ``extra``), longest first."""
     values = {v for k, v in os.environ.items() if _CREDENTIAL_ENV.search(k) and len(v) >= _MIN_SECRET_LEN}
+    values.update(_REMEMBERED)
     values.update(v for v in extra if isinstance(v, str) and len(v) >= _MIN_SECRET_LEN)
     return sorted(values, key=len, reverse=True)
 
 
 def scrub(text: str, extra: Iterable[str] = ()) -> str:
-    """``text`` with every credential value replaced by ``<redacted>``.
+    """``text`` with every credential value and every URL userinfo replaced by ``<redacted>``.
 
     Also replaces the JSON-escaped form of each value, so a serialized record is safe too.
     """
     if not text:
         return text
     import json
+
+    text = mask_userinfo(text)
 
     for value in secret_values(extra):
         if value in text:

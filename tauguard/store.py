@@ -301,6 +301,29 @@ def iter_records(run_dir: Path, conversations: bool = True) -> tuple[list[TrialR
     return records, skipped
 
 
+def foreign(manifest: Manifest, run_id: str | None, domain: str, trial: int) -> str | None:
+    """Why a record (its run id, when known, domain and trial) is not one of this run's units, or None."""
+    if run_id is not None and run_id != manifest.run_id:
+        return f"run id '{run_id}', not '{manifest.run_id}'"
+    if domain not in manifest.domains:
+        return f"domain '{domain}', not {'/'.join(manifest.domains)}"
+    if not 0 <= trial < manifest.trials:
+        return f"trial {trial}, outside 0..{manifest.trials - 1}"
+    return None
+
+
+def refuse_foreign(run_dir: Path, manifest: Manifest, records: Iterable[TrialRecord | UnitOutcome]) -> None:
+    """Raise :class:`RunLoadError` (one line) when a record belongs to another run: a run
+    folder's figures and its resume must never mix in units of another run, domain or trial range."""
+    for rec in records:
+        why = foreign(manifest, getattr(rec, "run_id", None), rec.domain, rec.trial)
+        if why is not None:
+            raise RunLoadError(
+                f"run {run_dir} holds a record of another run ({rec.domain}/{rec.task_id} trial {rec.trial}: {why}); "
+                f"remove it from {RECORDS} (a run folder holds its own records only)"
+            )
+
+
 def latest_records(records: Iterable[TrialRecord]) -> list[TrialRecord]:
     """Keep the last record of each (domain, task, trial), in first-seen order."""
     latest: dict[tuple[str, str, int], TrialRecord] = {}
@@ -325,8 +348,10 @@ def load_run(run_dir: str | Path, conversations: bool = True, records: bool = Tr
         indexed = _load_units(run_dir)
         if indexed is not None:
             units, skipped = indexed
+            refuse_foreign(run_dir, manifest, units)  # the index has no run id: the writer checked it
             return Run(path=run_dir, manifest=manifest, records=[], skipped_lines=skipped, live_pid=live_pid, units=units)
     parsed, skipped = iter_records(run_dir, conversations and records)
+    refuse_foreign(run_dir, manifest, parsed)
     return Run(
         path=run_dir, manifest=manifest, records=latest_records(parsed), skipped_lines=skipped,
         live_pid=live_pid,
@@ -400,9 +425,12 @@ def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":
     return pd.DataFrame(rows)
 
 
-def completed_keys(run_dir: Path) -> set[tuple[str, str, int]]:
-    """Keys of units that finished without an infrastructure error (skipped by resume)."""
+def completed_keys(run_dir: Path, manifest: Manifest | None = None) -> set[tuple[str, str, int]]:
+    """Keys of units that finished without an infrastructure error (skipped by resume);
+    with the run's ``manifest``, a record of another run is refused (:func:`refuse_foreign`)."""
     records, _ = iter_records(run_dir, conversations=False)
+    if manifest is not None:
+        refuse_foreign(run_dir, manifest, records)
     return {r.key for r in latest_records(records) if r.error is None}
 
 

@@ -109,6 +109,7 @@ def test_dask_lost_worker_leaves_its_units_for_resume(
     monkeypatch.setenv(LOSE_JOB_ENV, "airline/17")
     result = tauguard.run({**RUN, "backend": "dask", "out": str(tmp_path), "name": "dask"})
     assert result.status == "interrupted" and "2 units not recorded" in (result.manifest.stop_reason or "")
+    assert result.incomplete is not None and result.incomplete.reason.startswith("2 units not recorded")  # CLI: exit 3
     assert "lost the job of airline/17 (2 units)" in capfd.readouterr().err
     partial = _records(result.run_dir)
     assert sorted(partial) == sorted(k for k in with_loky if k[1] != "17")

@@ -156,8 +156,10 @@ class Artifact:
         """Write the artifact (joblib: the pipeline and the metadata as plain JSON data)."""
         import joblib
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        joblib.dump({"tauguard_classifier": self.meta.model_dump(mode="json"), "pipeline": self.pipeline}, path)
+        from tauguard.output_file import atomic_output
+
+        with atomic_output(path, "-o/--output") as tmp:
+            joblib.dump({"tauguard_classifier": self.meta.model_dump(mode="json"), "pipeline": self.pipeline}, tmp)
 
 
 def train_artifact(

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
 
 
 def audit(
@@ -39,6 +39,8 @@ def audit(
     from tauguard.registry import UnknownStrategyError, get_strategy_class
     from tauguard.store import RunLoadError, load_run
 
+    if output is not None:
+        check_output_file(output, "-o/--output")
     options = parse_strategy_options(strategy_option)
     for name in strategy:
         try:
@@ -71,11 +73,9 @@ def audit(
     report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
                        progress=ticker, workers=workers)
     if output is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}")
+        from tauguard.output_file import write_output
+
+        write_output(output, report.model_dump_json(indent=2), "-o/--output")
     if fmt == OutputFormat.json:
         typer.echo(report.model_dump_json(indent=2))
     else:

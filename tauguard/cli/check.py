@@ -109,11 +109,9 @@ def check(
         fail(str(exc))
 
     if junit is not None:
-        try:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(render_gate_junit(report), encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write JUnit file {junit}: {exc.strerror or exc}")
+        from tauguard.output_file import write_output
+
+        write_output(junit, render_gate_junit(report), "--junit")
     if github_summary:
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, check_output_file, fail
 
 app = typer.Typer(
     help="The learned classifier gate: train on probes, evaluate, and run the paper's ablations (see docs/classifier.md).",
@@ -76,6 +76,7 @@ def train(
     _check_choice(representation, REPRESENTATIONS, "representation")
     _check_choice(retriever, RETRIEVERS, "retriever")
     _check_choice(train_policy, ("gold", "retrieved", "none"), "training policy input")
+    check_output_file(output, "-o/--output")
     train_set = _load(probes)
     test_set = _load(test) if test is not None else None
     artifact = train_artifact(

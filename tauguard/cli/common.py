@@ -13,6 +13,7 @@ import typer
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3  # a run ended without a measured outcome for every unit (resume finishes it)
 
 
 class OutputFormat(str, Enum):
@@ -77,14 +78,11 @@ def note_live_runs(runs: Any) -> None:
 
 
 def check_output_file(path: Any, flag: str) -> None:
-    """Fail with one line when ``path`` cannot be a file to write (a folder, or under a file)."""
-    from pathlib import Path
+    """Fail with one line, before any work, when ``path`` cannot be a regular file to write
+    (a folder, a device, a FIFO, under a file...: the rule of :mod:`tauguard.output_file`)."""
+    from tauguard.output_file import OutputPathError, output_target
 
-    target = Path(path)
-    if target.is_dir():
-        fail(f"{flag} {target}: is a folder, not a file")
-    for part in target.parents:
-        if part.exists():
-            if not part.is_dir():
-                fail(f"{flag} {target}: {part} is a file, not a folder")
-            return
+    try:
+        output_target(path, flag)
+    except OutputPathError as exc:
+        fail(exc.first_line())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import fail, note_live_runs
+from tauguard.cli.common import check_output_file, fail, note_live_runs
 
 
 class ModeChoice(str, Enum):
@@ -47,10 +47,7 @@ def report(
     from tauguard.report.plots import PlotDependencyError
     from tauguard.store import RunLoadError
 
-    if output.exists() and output.is_dir():
-        fail(f"--output {output} is a directory; give a file name such as report.html")
-    if not output.parent.is_dir():
-        fail(f"--output directory does not exist: {output.parent}")
+    check_output_file(output, "-o/--output")  # before any work: a regular file or none yet
     try:
         floors_config = load_floors(floors) if floors is not None else None
         loaded = load_runs(runs)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import typer
 
-from tauguard.cli.common import fail, is_tty, parse_strategy_options
+from tauguard.cli.common import EXIT_INCOMPLETE, fail, is_tty, parse_strategy_options
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
@@ -40,12 +40,12 @@ _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "-
 
 
 def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | None) -> None:
-    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost")]
+    given = [k for k, v in overrides.items() if v is not None and k not in ("workers", "backend", "address", "concurrency", "max_cost", "no_key")]
     flags = [_FLAGS.get(k, "--" + k.replace("_", "-")) for k in given]
     if config is not None:
         flags.insert(0, "--config")
     if flags:
-        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost may change)")
+        fail(f"--resume takes the run's own config; drop {', '.join(flags)} (only --workers/--backend/--address/--concurrency/--max-cost/--no-key may change)")
 
 
 def run(
@@ -60,6 +60,9 @@ def run(
     guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="litellm model for LLM-backed guards."),
     llm_args: Optional[str] = typer.Option(
         None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\'.'
+    ),
+    no_key: Optional[bool] = typer.Option(
+        None, "--no-key", help="The api_base servers (local vLLM, ollama...) need no API key: none is looked up or sent."
     ),
     strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."),
     faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path."),
@@ -135,6 +138,7 @@ def run(
         "user_llm": user_llm,
         "guard_llm": guard_llm,
         "llm_args": _parse_json_object(llm_args, "--llm-args"),
+        "no_key": no_key,
         "strategy_options": parse_strategy_options(strategy_option) or None,
         "faults": faults,
         "attack": attack,
@@ -161,12 +165,15 @@ def run(
         if resume is not None:
             _refuse_with_resume(resume, {**overrides, "uptake": uptake}, config)
             plans = [lifecycle.plan_resume(
-                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address
+                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
+                no_key=no_key,
             )]
         else:
             plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
     except ValueError as exc:  # the library's one-line user errors
         fail(str(exc))
+    for line in (w for p in plans for w in p.warnings):
+        typer.echo(line, err=True)
     if dry_run:
         typer.echo("\n\n".join("\n".join(p.describe()) for p in plans))
         raise typer.Exit(0)
@@ -220,27 +227,32 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     def update(record: "TrialRecord", progress: "Progress") -> None:
         shown[0].update(record, progress)
 
+    def finish_incomplete(reason: str, resume: str) -> NoReturn:
+        for display in shown:
+            display.close()
+        typer.echo(f"error: run incomplete: {reason}; resume with: {resume}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+    resume = f"tauguard run --resume {run_dir}"
     try:
-        lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
+        result = lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
     except WorkerLost as exc:
-        for display in shown:
-            display.close()
-        typer.echo(f"error: {exc}; resume with: tauguard run --resume {run_dir}", err=True)
-        raise typer.Exit(1)
+        finish_incomplete(str(exc), resume)
     except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
         for display in shown:
             display.close()
         fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
-    except KeyboardInterrupt:
-        for display in shown:
-            display.close()
-        typer.echo(f"\ninterrupted; resume with: tauguard run --resume {run_dir}", err=True)
-        raise typer.Exit(130)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the manifest says which, and how far
+        typer.echo("", err=True)
+        finish_incomplete(run_plan.manifest.stop_reason or "interrupted", resume)
     for display in shown:
         display.close()
     from tauguard.cli.show import print_summary
 
     print_summary(run_dir, fmt)
     typer.echo(f"\nrun stored in {run_dir}  (tauguard show {run_dir})", err=True)
+    unfinished = result.incomplete
+    if unfinished is not None:
+        finish_incomplete(unfinished.reason, unfinished.resume)

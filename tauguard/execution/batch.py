@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 from tauguard.config import RunConfig
 from tauguard.execution.forkpool import FORK, WorkerLost
 from tauguard.execution.plan import UnitSpec, by_task, deal
-from tauguard.execution.processes import clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
+from tauguard.execution.processes import Terminated, clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
 from tauguard.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
@@ -48,7 +48,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         attack=attack_spec(config), sim_feedback=manifest.sim_feedback or "oracle",
                         verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
                         rate_share=1 if config.backend == "threading" else config.workers,
-                        max_retries=config.max_retries, cache=config.cache,
+                        max_retries=config.max_retries, cache=config.cache, no_key=config.no_key,
                     )
                 )
     return out
@@ -63,6 +63,7 @@ class Progress:
     passed: int = 0
     scored: int = 0
     errors: int = 0
+    first_error: str | None = None  # the first line of this session's first infrastructure error
     started: float = field(default_factory=time.perf_counter)
 
     def update(self, record: TrialRecord) -> None:
@@ -70,6 +71,8 @@ class Progress:
         self.done += 1
         if record.error is not None:
             self.errors += 1
+            if self.first_error is None:
+                self.first_error = next((ln.strip() for ln in record.error.splitlines() if ln.strip()), "error")
         else:
             self.scored += 1
             self.passed += int(bool(record.success))
@@ -254,7 +257,7 @@ def run_batch(
     try:
         clean_joblib_folders()  # leftovers of killed runs (their owners are gone)
         all_units = units(manifest, config, verbose=verbose)
-        done = completed_keys(run_dir)
+        done = completed_keys(run_dir, manifest)
         pending = [u for u in all_units if u.key not in done]
         progress = Progress(total=len(all_units), done=len(all_units) - len(pending))
         manifest.status = "running"
@@ -293,13 +296,17 @@ def run_batch(
                 if budget.reached and progress.done < progress.total:
                     manifest.status = "interrupted"
                     manifest.stop_reason = budget.reason()
-                elif progress.done < progress.total:  # jobs lost with their worker (cluster engines)
+                elif progress.done < progress.total:
+                    # The engine's stream ended early without an error: jobs lost with their
+                    # worker (cluster engines) are the only known cause.
                     manifest.status = "interrupted"
                     manifest.stop_reason = f"{progress.total - progress.done} units not recorded (lost with their worker); resume to run them"
                 else:
                     manifest.status = "completed"
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             manifest.status = "interrupted"
+            how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+            manifest.stop_reason = f"interrupted by {how} at {progress.done} of {progress.total} units"
             raise
         except WorkerLost as exc:
             manifest.status = "interrupted"

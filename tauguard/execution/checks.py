@@ -22,17 +22,21 @@ class PlanError(TauguardInputError):
 
 
 def first_line(exc: BaseException) -> str:
-    """A one-line description of an exception (a validation error names field, value and rule)."""
+    """A one-line description of an exception (a validation error names field, value and
+    rule), with credential values and URL userinfo scrubbed (the value may be an address
+    with a password in it)."""
     from pydantic import ValidationError
+
+    from tauguard.secrets import scrub
 
     if isinstance(exc, ValidationError) and exc.errors():
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or exc.title
         msg = str(err["msg"]).removeprefix("Value error, ")
-        return f"invalid option '{loc}' ({err.get('input')!r}): {msg}"
+        return scrub(f"invalid option '{loc}' ({err.get('input')!r}): {msg}")
     for line in str(exc).splitlines():
         if line.strip():
-            return line.strip()
+            return scrub(line.strip())
     return type(exc).__name__
 
 
@@ -110,6 +114,11 @@ def check_models(config: RunConfig) -> None:
     if missing:
         role, model, keys = missing[0]
         var = keys[0] if keys else "the provider's API key variable"
+        if config.role_args(role).get("api_base") or config.role_args(role).get("base_url"):
+            raise PlanError(
+                f"no credentials for the {role} model '{model}' at its api_base: set {var} in the environment, "
+                "or pass --no-key (config no_key = true) if the server needs no key"
+            )
         raise PlanError(
             f"no credentials for the {role} model '{model}': set {var} in the environment, "
             "or run offline with --agent-llm sim --user-llm sim"
@@ -126,10 +135,13 @@ def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
     missing = []
     for role, model in todo:
         args = config.role_args(role)
-        if args.get("api_base") or args.get("base_url"):
-            continue  # an explicit endpoint: nothing to look up in the environment
+        api_base = args.get("api_base") or args.get("base_url")
+        if api_base and config.no_key:
+            continue  # the user said this server needs no key
         try:
-            check = litellm.validate_environment(model=model)
+            # With an api_base too: litellm knows which providers (openai/...) need their key
+            # for any endpoint and which (hosted_vllm/, ollama/) need none.
+            check = litellm.validate_environment(model=model, api_base=api_base)
         except Exception:
             continue
         if not check.get("keys_in_environment", True):

@@ -12,10 +12,8 @@ Imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterator
 
 from tauguard.execution.plan import UnitSpec, deal
@@ -52,15 +50,21 @@ def describe(workers: int, concurrency: int | None, is_threaded: bool, backend: 
     return f"{c} simulations in flight: threads in {procs} process(es) (real LLM: I/O bound)"
 
 
-def _thread_event_loop(loops: list[Any]) -> None:
+def _with_event_loop(spec: UnitSpec) -> dict[str, Any]:
     # litellm dispatches a monitoring hook after every completion on the calling thread's
-    # event loop, and builds and tears down a new loop (asyncio.run) when the thread has
-    # none: giving each simulation thread one idle loop saves that per call.
+    # event loop, and builds and tears down a new loop (asyncio.run) per call when the thread
+    # has none: each simulation thread gets one idle loop for all its calls.
     import asyncio
+
+    from tauguard.execution.simulate import run_unit
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    loops.append(loop)
+    try:
+        return run_unit(spec)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def run_threads(
@@ -68,47 +72,54 @@ def run_threads(
 ) -> Iterator[dict[str, Any]]:
     """Run units on ``concurrency`` threads of this process; yield records as they finish.
 
-    Units are submitted lazily (at most ``concurrency`` in flight), so stopping the
-    iteration early (Ctrl-C, SIGTERM) starts nothing new; once ``may_start()`` is False
-    (a budget reached) no new unit starts and the ones in flight finish.
+    Units are started lazily (at most ``concurrency`` in flight); once ``may_start()`` is
+    False (a budget reached) no new unit starts and the ones in flight finish. When the
+    iteration is stopped early (Ctrl-C, SIGTERM, an error) the provider discipline stops every
+    simulation's next completion (:func:`tauguard.execution.provider.stop_calls`), and the
+    threads are daemons: the run's process exits without waiting for a request in flight.
     """
-    from tauguard.execution.simulate import prepare, run_unit
+    from tauguard.execution.provider import resume_calls, stop_calls
+    from tauguard.execution.simulate import prepare
 
     prepare(pending)
+    resume_calls()
     allowed = may_start or (lambda: True)
     todo = (spec for spec in pending if allowed())
-    loops: list[Any] = []
-    pool = ThreadPoolExecutor(
-        max_workers=concurrency, thread_name_prefix="tauguard-sim", initializer=_thread_event_loop, initargs=(loops,)
-    )
-    with _closing_loops(loops), pool:
-        running: set[Future[dict[str, Any]]] = set()
+    finished: queue.SimpleQueue[tuple[dict[str, Any] | None, BaseException | None]] = queue.SimpleQueue()
+
+    def work(spec: UnitSpec) -> None:
         try:
-            for spec in todo:
-                running.add(pool.submit(run_unit, spec))
-                if len(running) >= concurrency:
-                    break
-            while running:
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-                    # Refill after the writer has accounted the record (its cost counts
-                    # towards --max-cost before anything new starts).
-                    for spec in todo:
-                        running.add(pool.submit(run_unit, spec))
-                        break
-        finally:
-            for future in running:
-                future.cancel()
+            finished.put((_with_event_loop(spec), None))
+        except BaseException as exc:  # run_unit records errors; anything else is the caller's
+            finished.put((None, exc))
 
+    def start() -> bool:
+        spec = next(todo, None)
+        if spec is None:
+            return False
+        threading.Thread(target=work, args=(spec,), name=f"tauguard-sim-{spec.task_id}-{spec.trial}", daemon=True).start()
+        return True
 
-@contextlib.contextmanager
-def _closing_loops(loops: list[Any]) -> Iterator[None]:
+    running = 0
+    complete = False
     try:
-        yield
+        while running < concurrency and start():
+            running += 1
+        while running:
+            record, error = finished.get()
+            running -= 1
+            if error is not None:
+                raise error
+            assert record is not None
+            yield record
+            # Refill after the writer has accounted the record (its cost counts towards
+            # --max-cost before anything new starts).
+            if start():
+                running += 1
+        complete = True
     finally:
-        for loop in loops:
-            loop.close()
+        if not complete:
+            stop_calls()
 
 
 def _worker_chunk(chunk: list[UnitSpec], threads: int, out: Any) -> int:

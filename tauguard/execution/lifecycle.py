@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tauguard.config import ConfigError, RunConfig, resolve_config
-from tauguard.execution.batch import Progress, run_batch
+from tauguard.execution.batch import Progress, recorded_cost, run_batch
 from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.engines import describe as describe_engine
@@ -29,9 +29,9 @@ from tauguard.execution.checks import (
     first_line,
     load_fault_profile,
 )
-from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks
+from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks, versions
 from tauguard.records import Manifest, TrialRecord
-from tauguard.secrets import drop_redacted
+from tauguard.secrets import drop_redacted, remember_config_secrets
 from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
 
 OnRecord = Callable[[TrialRecord, Progress], None]
@@ -56,6 +56,7 @@ class RunPlan:
     run_dir: Path
     resumed: bool = False
     done_units: int = 0  # units already recorded without error (resume)
+    warnings: list[str] = field(default_factory=list)  # for the user, one line each (e.g. a version change)
 
     @property
     def total_units(self) -> int:
@@ -104,6 +105,8 @@ class RunPlan:
             lines.append(f"budget:    no new simulation once ${c.max_cost:.2f} is recorded")
         if c.cache:
             lines.append(f"cache:     {c.cache} (a stored request is answered at $0)")
+        if c.no_key:
+            lines.append("keys:      none: the api_base servers need no key (--no-key)")
         return lines
 
 
@@ -120,6 +123,45 @@ class RunResult:
         """The manifest's final status (``completed`` after a normal return)."""
         return self.manifest.status
 
+    @property
+    def incomplete(self) -> Incomplete | None:
+        """Why the run did not measure every unit (budget stop, lost units, infrastructure
+        errors), with the command that finishes it; None for a complete run."""
+        return incomplete(self.run_dir, self.manifest, self.progress)
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A run that ended without a measured outcome for every unit: why, and how to finish it."""
+
+    reason: str
+    resume: str
+
+
+_MAX_ERROR_SHOWN = 160
+
+
+def incomplete(run_dir: Path, manifest: Manifest, progress: Progress | None = None) -> Incomplete | None:
+    """Why the run in ``run_dir`` is incomplete, or None when every unit has an error-free
+    record. ``progress`` is the session's (its infrastructure errors; the manifest says the rest)."""
+    resume = f"tauguard run --resume {run_dir}"
+    errors = progress.errors if progress is not None else 0
+    if manifest.status == "completed" and not errors:
+        return None
+    if manifest.status != "completed":
+        reason = manifest.stop_reason or f"the run stopped ({manifest.status})"
+        cap = manifest.config.get("max_cost")
+        if reason.startswith("max cost") and cap:
+            reason = reason.split("; resume", 1)[0] + " (any higher cap continues)"
+            resume += f" --max-cost {2 * max(float(cap), recorded_cost(run_dir)):.4g}"
+        return Incomplete(reason=reason, resume=resume)
+    first = (progress.first_error or "") if progress is not None else ""
+    if len(first) > _MAX_ERROR_SHOWN:
+        first = first[: _MAX_ERROR_SHOWN - 3] + "..."
+    total = progress.total if progress is not None else manifest.expected_units
+    reason = f"{errors} of {total} units ended in an infrastructure error, not a task outcome" + (f" (first: {first})" if first else "")
+    return Incomplete(reason=reason, resume=resume)
+
 
 def _as_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
     if isinstance(config, RunConfig):
@@ -134,6 +176,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     Raises a ``ValueError`` subclass with a one-line message on any bad input.
     """
     config = _as_config(config)
+    remember_config_secrets(config.model_dump())  # scrubbed from every line and file from here on
     check_out_dir(Path(config.out))
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
@@ -150,7 +193,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
 
 def _stored_config(
     run_dir: Path, manifest: Manifest, workers: int | None, backend: str | None, concurrency: int | None = None,
-    max_cost: float | None = None, address: str | None = None,
+    max_cost: float | None = None, address: str | None = None, no_key: bool | None = None,
 ) -> RunConfig:
     # Credentials are never stored; anything redacted is dropped so no placeholder reaches a
     # provider (keys are read from the environment again).
@@ -167,6 +210,8 @@ def _stored_config(
         raw["concurrency"] = concurrency
     if max_cost is not None:
         raw["max_cost"] = max_cost
+    if no_key is not None:
+        raw["no_key"] = no_key
     try:
         return RunConfig.model_validate(raw)
     except Exception as exc:
@@ -175,10 +220,10 @@ def _stored_config(
 
 def plan_resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None, concurrency: int | None = None,
-    max_cost: float | None = None, address: str | None = None,
+    max_cost: float | None = None, address: str | None = None, no_key: bool | None = None,
 ) -> RunPlan:
-    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``address``/``concurrency``/``max_cost``
-    may change)."""
+    """Check that ``run_dir`` can be resumed (only ``workers``/``backend``/``address``/``concurrency``/``max_cost``/
+    ``no_key`` may change)."""
     run_dir = Path(run_dir)
     check_workers(workers)
     manifest = read_manifest(run_dir)
@@ -189,14 +234,33 @@ def plan_resume(
         raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
     if max_cost is not None and max_cost <= 0:
         raise PlanError(f"--max-cost must be positive, got {max_cost}")
-    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address)
+    config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address, no_key)
+    remember_config_secrets(config.model_dump())
     check_backend(config.backend, config.address)
     check_strategy(config, manifest.task_ids)
     check_models(config)
     return RunPlan(
         config=config, tasks=manifest.task_ids, fault_profile=manifest.fault_profile, manifest=manifest,
-        run_dir=run_dir, resumed=True, done_units=len(completed_keys(run_dir)),
+        run_dir=run_dir, resumed=True, done_units=len(completed_keys(run_dir, manifest)),
+        warnings=[line for line in [version_change(manifest)] if line],
     )
+
+
+def version_change(manifest: Manifest) -> str | None:
+    """A warning line when this process's versions differ from those of the run's last session."""
+    now = versions()
+    changed = [f"{name} {manifest.versions.get(name, '?')} -> {now[name]}" for name in now if manifest.versions.get(name) != now[name]]
+    if not changed:
+        return None
+    return f"warning: resuming {manifest.run_id} with other versions ({', '.join(changed)}); its records will mix them (the manifest keeps the earlier ones)"
+
+
+def _record_versions(manifest: Manifest) -> None:
+    # A resume records the versions it runs with; the earlier ones stay listed.
+    now = versions()
+    if manifest.versions and manifest.versions != now:
+        manifest.earlier_versions.append(dict(manifest.versions))
+    manifest.versions = now
 
 
 def execute(
@@ -217,6 +281,7 @@ def execute(
         except BaseException:
             lock.release()
             raise
+        _record_versions(p.manifest)  # written with the manifest when the batch starts
     else:
         lock = create_run_dir(p.run_dir.parent, p.run_dir.name, p.manifest)
     progress = run_batch(p.run_dir, p.manifest, p.config, lock, on_record=on_record, on_start=on_start, verbose=verbose)

@@ -40,6 +40,7 @@ class UnitSpec(BaseModel):
     rate_share: int = 1
     max_retries: int = 5
     cache: str | None = None  # --cache: directory of stored completions
+    no_key: bool = False  # the api_base servers need no key (config no_key)
 
     @property
     def key(self) -> tuple[str, str, int]:

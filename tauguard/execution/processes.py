@@ -22,18 +22,38 @@ _JOBLIB_PREFIX = "joblib_memmapping_folder_"
 _WATCHING = False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt (the run is marked ``interrupted``)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated("SIGTERM")
+
+
+def _reset_inherited_handlers() -> None:
+    # In a forked child (joblib's multiprocessing pool, a multiprocessing Manager, the fork
+    # backend): the run's SIGTERM handler belongs to the run's process. A pool worker that
+    # inherited it turns the pool's own SIGTERM at shutdown into a KeyboardInterrupt inside a
+    # queue lock, survives, and the parent waits for it forever.
+    try:
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:  # not the main thread of the child (cannot happen after fork; be safe)
+        pass
+
+
+os.register_at_fork(after_in_child=_reset_inherited_handlers)
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM raises KeyboardInterrupt in the main thread (like Ctrl-C), so a
-    terminated run is marked ``interrupted`` and keeps its resume hint."""
+    """While inside, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) in the main
+    thread, like Ctrl-C, so a terminated run is marked ``interrupted`` and keeps its resume
+    hint. Processes forked meanwhile get SIGTERM's default action back (see above)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def _raise(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, _raise)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
     finally:

@@ -30,11 +30,38 @@ from typing import Any, Callable
 from tauguard.execution.response_cache import ResponseCache, request_key
 from tauguard.llm_call import book
 
+# Sent as the key to an api_base server that needs none (config no_key): OpenAI-style clients
+# refuse to send a request without one.
+NO_KEY = "no-key-needed"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
 class ProviderUnavailable(RuntimeError):
     """The provider kept failing after every retry (an infrastructure error)."""
+
+
+class CallsStopped(RuntimeError):
+    """The run is stopping (Ctrl-C, SIGTERM): no further completion is made."""
+
+
+# Set when the run stops early: every simulation thread's next completion, retry or backoff
+# wait ends at once instead of finishing the conversation (minutes with a slow provider).
+_STOPPING = threading.Event()
+
+
+def stop_calls() -> None:
+    """Make no further completion in this process (the run is stopping)."""
+    _STOPPING.set()
+
+
+def resume_calls() -> None:
+    """Allow completions again (a new batch of simulations starts)."""
+    _STOPPING.clear()
+
+
+def _check_not_stopping() -> None:
+    if _STOPPING.is_set():
+        raise CallsStopped("the run is stopping: no further completion")
 
 
 @dataclass(frozen=True)
@@ -152,6 +179,7 @@ class ProviderState:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     buckets: dict[str, tuple[TokenBucket, TokenBucket | None]] = field(default_factory=dict)
     cache: ResponseCache | None = None
+    no_key: bool = False  # api_base servers need no key: send NO_KEY, never the provider's
     waited_s: float = 0.0
     retries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -170,7 +198,8 @@ class ProviderState:
             with self._lock:
                 self.waited_s += seconds
             book(role, waited_s=seconds)
-            time.sleep(seconds)
+            _STOPPING.wait(seconds)  # a stop ends the wait at once
+        _check_not_stopping()
 
     def call(self, completion: Callable[..., Any], role: str = "llm", **kwargs: Any) -> Any:
         """One completion under the model's limits, retried as the policy says, answered
@@ -187,6 +216,8 @@ class ProviderState:
             if stored is not None:
                 book(role, cache_hits=1)
                 return _from_cache(stored)
+        if self.no_key and (kwargs.get("api_base") or kwargs.get("base_url")):
+            kwargs["api_key"] = NO_KEY  # the provider's own key never goes to a keyless server
         asked = kwargs.get("num_retries", kwargs.get("max_retries"))
         max_retries = self.policy.max_retries if asked is None else max(0, int(asked))
         buckets = self._buckets(model)
@@ -194,6 +225,7 @@ class ProviderState:
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
         kwargs["max_retries"] = 0
         for attempt in range(max_retries + 1):
+            _check_not_stopping()
             if buckets is not None:
                 wait = buckets[0].reserve(1)
                 if buckets[1] is not None:
@@ -272,7 +304,8 @@ def _cache_hits(role: str) -> int:
 
 
 def install(
-    limits: dict[str, RateLimit] | None = None, max_retries: int | None = None, share: int = 1, cache: str | None = None
+    limits: dict[str, RateLimit] | None = None, max_retries: int | None = None, share: int = 1, cache: str | None = None,
+    no_key: bool = False,
 ) -> ProviderState:
     """Route tau2's completions through :class:`ProviderState` (idempotent; updates limits
     and the cache directory).
@@ -287,6 +320,7 @@ def install(
             _STATE.buckets.clear()
         if max_retries is not None:
             _STATE.policy.max_retries = max_retries
+        _STATE.no_key = no_key
         if cache is None:
             _STATE.cache = None
         elif _STATE.cache is None or _STATE.cache.directory != cache:

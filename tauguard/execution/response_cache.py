@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tauguard.secrets import is_credential_key
+from tauguard.secrets import is_credential_key, mask_userinfo, scrub
 
 # Arguments that change how a request travels, not what it asks.
 _TRANSPORT = frozenset(
@@ -29,6 +29,9 @@ _TRANSPORT = frozenset(
 def request_key(kwargs: dict[str, Any]) -> str:
     """The cache key of a completion request (hex SHA-256; no credential goes into it)."""
     material = {k: v for k, v in kwargs.items() if k not in _TRANSPORT and not is_credential_key(k) and v is not None}
+    for url in ("api_base", "base_url"):  # a URL's userinfo is a credential, not part of the request
+        if isinstance(material.get(url), str):
+            material[url] = mask_userinfo(material[url])
     text = json.dumps(material, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -50,8 +53,9 @@ class ResponseCache:
         return json.loads(text) if isinstance(text, str) else None
 
     def put(self, key: str, response: dict[str, Any]) -> None:
-        """Store a response under ``key`` (the last writer of the same request wins)."""
-        self._store.set(key, json.dumps(response, default=str))
+        """Store a response under ``key`` (the last writer of the same request wins), with
+        every credential value scrubbed (a provider may echo the request's key or headers)."""
+        self._store.set(key, scrub(json.dumps(response, default=str)))
 
     def __len__(self) -> int:
         return len(self._store)

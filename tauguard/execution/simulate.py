@@ -94,8 +94,11 @@ def _provider_discipline(spec: UnitSpec) -> None:
     """Shared rate limits and retries for this process's real-LLM completions."""
     from tauguard.execution.provider import RateLimit, install
 
+    from tauguard.secrets import remember_config_secrets
+
+    remember_config_secrets(spec.llm_args)  # header values and URL userinfo: scrubbed like keys
     limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in spec.rate_limits.items()}
-    install(limits, spec.max_retries, share=max(1, spec.rate_share), cache=spec.cache)
+    install(limits, spec.max_retries, share=max(1, spec.rate_share), cache=spec.cache, no_key=spec.no_key)
 
 
 def _idle(event: Any) -> bool:

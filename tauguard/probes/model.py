@@ -54,10 +54,11 @@ def dump_probe(probe: Probe) -> str:
     return json.dumps(probe.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False, sort_keys=False)
 
 
-def write_probes(path: Path, probes: list[Probe]) -> None:
-    """Write probes as JSONL."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
+def write_probes(path: Path, probes: list[Probe], flag: str = "-o/--output") -> None:
+    """Write probes as JSONL, atomically to a regular file (:mod:`tauguard.output_file`)."""
+    from tauguard.output_file import atomic_output
+
+    with atomic_output(path, flag) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(dump_probe(probe) + "\n" for probe in probes)
 
 

@@ -12,7 +12,6 @@ Imports neither tau2 nor litellm; matplotlib and jinja2 are imported only when r
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from tauguard.report.collect import ReportError, ReportOptions, build_report
 from tauguard.report.model import ReportData
@@ -28,10 +27,8 @@ def render_html(data: ReportData) -> str:
 
 
 def write_report(data: ReportData, path: str | os.PathLike[str]) -> int:
-    """Render and write the page atomically; returns its size in bytes."""
-    target = Path(path)
-    html = render_html(data).encode("utf-8")
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(html)
-    os.replace(tmp, target)
-    return len(html)
+    """Render and write the page atomically to a regular file (see :mod:`tauguard.output_file`);
+    returns its size in bytes."""
+    from tauguard.output_file import write_output
+
+    return write_output(path, render_html(data), "-o/--output")

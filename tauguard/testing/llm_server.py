@@ -8,8 +8,10 @@ are tested end to end against it: ``litellm`` talks to it as ``openai/<name>`` w
     {"tool_calls": [{"name": "get_user_details", "arguments": {"user_id": "x"}}]}
 
 optionally with ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``,
-``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, ``"headers": {"Retry-After": "1"}``, or ``"echo_auth": True``
-(the error message repeats the request's Authorization header, as some providers do). ``responses`` is a
+``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, ``"headers": {"Retry-After": "1"}``, ``"echo_auth": True``
+(the error message repeats the request's Authorization header, as some providers do) or ``"echo_headers": True`` (the
+content, or the error message, repeats every request header and the request's URL). The headers of every request are
+kept in ``request_headers``. ``responses`` is a
 list consumed in order (the last item repeats) or a callable ``(request_json) -> item``.
 """
 
@@ -68,6 +70,7 @@ class ScriptedLLMServer:
         self._index = 0
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []  # each request's headers, in order
         self.arrivals: list[float] = []  # time.monotonic() of each request, in order
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -104,7 +107,12 @@ class ScriptedLLMServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.request_headers.append(dict(self.headers.items()))
                 item = server._next_item(body)
+                if item.get("echo_headers"):
+                    echoed = "; ".join(f"{k}: {v}" for k, v in self.headers.items())
+                    item = dict(item, content=f"request {self.path} with headers {echoed}")
                 if item.get("echo_auth"):
                     item = dict(item, content=f"invalid credentials: {self.headers.get('Authorization')}")
                 if item.get("delay_s"):

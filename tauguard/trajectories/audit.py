@@ -12,7 +12,9 @@ arguments equal one of the task's gold agent actions, *off-gold* otherwise; the 
 passed when τ²'s recorded reward is 1. The hold rate (VERIFY, REVISE or BLOCK) on
 gold-matching writes in passed simulations is a false-block proxy; on off-gold writes in
 failed simulations a catch proxy; a failed simulation whose first off-gold write is held is
-one the guard could have rescued.
+one the guard could have rescued. A decision that is the guard failing (rule id
+``guard.error*``: an exception, a malformed verifier answer) is no hold: it is counted apart
+(``guard_errors``) and left out of the hold rates' denominators.
 """
 
 from __future__ import annotations
@@ -77,14 +79,19 @@ class AuditedWrite(BaseModel):
     usage: GuardUsage = Field(default_factory=GuardUsage)
 
     @property
+    def guard_error(self) -> bool:
+        """The decision is the guard failing (rule id ``guard.error*``), not a judgement."""
+        return bool(self.rule_id) and str(self.rule_id).startswith(GUARD_ERROR_RULE)
+
+    @property
     def held(self) -> bool:
-        """The gate did not allow the write."""
-        return self.verdict != Verdict.ALLOW.value
+        """The gate decided not to allow the write (a guard error is no decision)."""
+        return self.verdict != Verdict.ALLOW.value and not self.guard_error
 
     @property
     def held_after_reads(self) -> bool:
         """Still held after the reads a VERIFY asked for (the first verdict without --follow-reads)."""
-        return (self.verdict_after_reads or self.verdict) != Verdict.ALLOW.value
+        return (self.verdict_after_reads or self.verdict) != Verdict.ALLOW.value and not self.guard_error
 
 
 class ClassStats(BaseModel):
@@ -92,8 +99,9 @@ class ClassStats(BaseModel):
 
     writes: int = 0
     held: int = 0
+    guard_errors: int = 0  # decisions that are the guard failing: neither held nor allowed
     verdicts: dict[str, int] = Field(default_factory=dict)
-    hold_rate: float | None = None
+    hold_rate: float | None = None  # held / (writes - guard_errors)
     held_after_reads: int | None = None
     hold_rate_after_reads: float | None = None
 
@@ -367,11 +375,13 @@ def summarize_strategy(
     for cls in WRITE_CLASSES:
         mine = [w for w in writes if w.write_class == cls]
         held = sum(w.held for w in mine)
-        stats = ClassStats(writes=len(mine), held=held, verdicts=dict(Counter(w.verdict for w in mine)),
-                           hold_rate=_ratio(held, len(mine)))
+        errors = sum(w.guard_error for w in mine)
+        decided = len(mine) - errors
+        stats = ClassStats(writes=len(mine), held=held, guard_errors=errors,
+                           verdicts=dict(Counter(w.verdict for w in mine)), hold_rate=_ratio(held, decided))
         if follow_reads:
             stats.held_after_reads = sum(w.held_after_reads for w in mine)
-            stats.hold_rate_after_reads = _ratio(stats.held_after_reads, len(mine))
+            stats.hold_rate_after_reads = _ratio(stats.held_after_reads, decided)
         by_class[cls] = stats
     failed = {(r.task_id, r.trial) for r in records if not r.success}
     firsts = [w for w in writes if w.first_off_gold and (w.task_id, w.trial) in failed]
@@ -396,7 +406,7 @@ def summarize_strategy(
         over_blocking=fbp is not None and fbp > OVER_BLOCKING,
         per_rule={rule: dict(counts) for rule, counts in sorted(per_rule.items(), key=lambda kv: -sum(kv[1].values()))},
         guard_usage=usage,
-        guard_errors=sum(bool(w.rule_id) and str(w.rule_id).startswith(GUARD_ERROR_RULE) for w in writes),
+        guard_errors=sum(w.guard_error for w in writes),
         seconds=seconds,
         held_writes=[w for w in writes if w.held],
     )
