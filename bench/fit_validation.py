@@ -17,8 +17,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import bootstrap
-from statsmodels.stats.proportion import proportion_confint
+from scipy.stats import binomtest, bootstrap
 
 from tauguard.faults.fit import fit
 from tauguard.store import load_run
@@ -46,7 +45,8 @@ def main(args: list[str]) -> None:
     for real_dir, sim_dir in zip(args[::2], args[1::2]):
         result = fit([Path(real_dir)])
         n, ok = result.simulations, result.simulations - result.failures
-        lo, hi = proportion_confint(ok, n, alpha=0.05, method="wilson")
+        ci = binomtest(ok, n).proportion_ci(confidence_level=0.95, method="wilson")
+        lo, hi = ci.low, ci.high
         sim, (slo, shi), sim_mix = _sim(Path(sim_dir))
         print(f"\n{Path(real_dir).name}")
         print(f"  real pass^1 {ok / n:.3f} [{lo:.3f}, {hi:.3f}] (n={n})   sim pass^1 {sim:.3f} [{slo:.3f}, {shi:.3f}]")
