@@ -67,7 +67,11 @@ class InjectedFault(BaseModel):
     tool: str | None = None
     step: int | None = None  # conversation event index where it took effect; None = not reached
     applied: bool = False  # False when the trial ended before it, or it did not apply
-    intercepted: bool | None = None  # a guard held the faulty call (None: not applied)
+    intercepted: bool | None = None  # detected: a guard held the faulty call at least once (None: not applied)
+    # The mistake reached the environment: the faulty (or forbidden) call ran, an omitted read or
+    # confirmation stood when the write ran, the premature stop closed the conversation. False:
+    # prevented. None: not applied, or recorded before this field existed.
+    reached: bool | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
 
 

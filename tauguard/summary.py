@@ -16,12 +16,17 @@ from tauguard.store import Run
 
 
 class FaultClassRow(BaseModel):
-    """Per fault class: how often it was injected, intercepted, and the trials it sank."""
+    """Per fault class: how often it was injected, detected and prevented, and the trials it sank.
+
+    Detected is not prevented: a guard may hold a faulty call once and the agent repeat it
+    until it goes through, or take a remediation that does not undo the mistake.
+    """
 
     fault_class: str
     scheduled: int
     injected: int
-    intercepted: int
+    detected: int  # a guard held the faulty call at least once (records: ``intercepted``)
+    prevented: int | None  # the mistake never reached the environment; None: records predate it
     failed_trials: int  # trials with this fault applied that did not pass
 
 
@@ -96,7 +101,9 @@ def summarize(run: Run) -> RunSummary:
             row["scheduled"] += 1
             if f.applied:
                 row["injected"] += 1
-                row["intercepted"] += int(bool(f.intercepted))
+                row["detected"] += int(bool(f.intercepted))
+                row["prevented"] += int(f.reached is False)
+                row["unknown_reach"] += int(f.reached is None)
                 row["failed_trials"] += int(not rec.success)
         for role, usage in rec.usage.items():
             tot = role_totals.setdefault(role, {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0})
@@ -106,7 +113,10 @@ def summarize(run: Run) -> RunSummary:
             tot["calls"] += usage.calls
     order = ["A", "T", "D", "W", "PV"]
     faults = [
-        FaultClassRow(fault_class=c, **{k: fault_rows[c][k] for k in ("scheduled", "injected", "intercepted", "failed_trials")})
+        FaultClassRow(
+            fault_class=c, **{k: fault_rows[c][k] for k in ("scheduled", "injected", "detected", "failed_trials")},
+            prevented=None if fault_rows[c]["unknown_reach"] else fault_rows[c]["prevented"],
+        )
         for c in sorted(fault_rows, key=lambda c: order.index(c) if c in order else len(order))
     ]
     n = len(evaluated)

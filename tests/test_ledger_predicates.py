@@ -181,6 +181,10 @@ def test_airline_compensation(airline: t2.Environment) -> None:
     _reads(silver, airline, _user("amelia_nguyen_7778"), _res("3I818F"))  # silver, 3 passengers
     _assert(_gate(silver, "send_certificate", user_id="amelia_nguyen_7778", amount=150), Verdict.VERIFY, "airline.compensation_facts")
     _reads(silver, airline, _status("HAT218", "2024-05-15"), _status("HAT285", "2024-05-17"))  # HAT218 delayed
+    # the delay gesture comes "after confirming the facts and changing or cancelling the reservation"
+    _assert(_gate(silver, "send_certificate", user_id="amelia_nguyen_7778", amount=150), Verdict.BLOCK, "airline.compensation_delayed")
+    _wrote(silver, "update_reservation_flights", reservation_id="3I818F", cabin="economy", flights=[], payment_id="x")
+    _reads(silver, airline, _res("3I818F"))
     _assert(_gate(silver, "send_certificate", user_id="amelia_nguyen_7778", amount=150), Verdict.ALLOW)
     d = _gate(silver, "send_certificate", user_id="amelia_nguyen_7778", amount=300)
     _assert(d, Verdict.REVISE, "airline.compensation_amount")

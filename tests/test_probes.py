@@ -60,7 +60,9 @@ def test_certificate_prefix_confirms_the_facts_first(airline_probes: list[Probe]
     # user's reservations and their flights' status before the certificate.
     gold = next(p for p in airline_probes if p.task_id == "2" and p.fault_id is None)
     reads = {e.tool_call.name for e in gold.prefix if e.kind == "agent_tool_call" and e.tool_call is not None}
-    assert gold.label == "allow" and {"get_reservation_details", "get_flight_status"} <= reads
+    # task 2's gold certificate is a documented gold/policy conflict (a delay gesture with no change
+    # or cancellation), so its probe is a refusal; its prefix still confirms the facts first
+    assert gold.label == "refuse" and {"get_reservation_details", "get_flight_status"} <= reads
 
 
 def test_call_faults_are_refused_with_their_clause_and_stated_in_the_confirmation(airline_probes: list[Probe]) -> None:

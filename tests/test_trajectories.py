@@ -151,14 +151,14 @@ def test_audit_classes_holds_and_rescue(runs):
     assert refuse.false_block_proxy == 1.0 and refuse.catch_proxy == 1.0
     assert (refuse.rescued, refuse.failed_with_off_gold) == (1, 1)
     assert refuse.per_rule == {"refuse_writes.all": {"gold_passed": 3, "gold_failed": 5, "off_gold_failed": 1}}
-    # task 17: passengers then bags of one reservation, no re-read in between: the ledger
-    # holds the second write as stale (a false-block proxy on real behaviour)
+    # task 17 (a real claude-opus-4-6 conversation): passengers then bags of one reservation,
+    # no re-read in between. The first write returned the updated reservation, so the ledger
+    # knows it and lets the second write go (it used to hold it as stale: a false hold on real
+    # behaviour). What it still holds is task 18's removal of checked bags.
     held = [(w.task_id, w.tool, w.rule_id, w.write_class) for w in ledger.held_writes]
-    assert ("17", "update_reservation_baggages", "airline.reservation_owner", "gold_passed") in held
-    assert ledger.over_blocking and "stale" in ledger.held_writes[0].reason
-    # the stale reservation is read again (--follow-reads): the write goes ahead
-    assert ledger.held_writes[0].verdict_after_reads == "ALLOW"
-    assert ledger.by_class["gold_passed"].held_after_reads == 0
+    assert held == [("18", "update_reservation_baggages", "airline.no_bag_removal", "off_gold_failed")]
+    assert not ledger.over_blocking and ledger.by_class["gold_passed"].held == 0
+    assert ledger.held_writes[0].verdict == "BLOCK" and ledger.held_writes[0].verdict_after_reads is None  # a BLOCK has no reads to follow
     # spread over two processes: the same decisions in the same order
     parallel = audit_run(load_run(runs["claude"].run_dir), ["refuse-writes"], workers=2)
     assert parallel.strategies[0].held_writes == refuse.held_writes and parallel.replay.tool_calls == report.replay.tool_calls

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauguard.domains.contract import contract
 from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.predicates import GateContext, NeedFact, for_tool
@@ -31,8 +32,14 @@ def _need_finding(need: NeedFact) -> RuleFinding:
                        remediation=f"read first: {how}", required_reads=hints)
 
 
-def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallView) -> GuardDecision:
-    """The gate's decision on ``call`` given the current ledger."""
+def _stated_identity(domain: str) -> bool:
+    """Whether the domain's write contract lets a stated user id (with an owner read) identify the user."""
+    c = contract(domain)
+    return any(way.stated is not None for way in c.identification.ways)
+
+
+def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallView, user_text: str = "") -> GuardDecision:
+    """The gate's decision on ``call`` given the current ledger (and, for a stated user id, what the user said)."""
     book = clauses.load(domain)
     predicates = for_tool(domain, call.name)
     not_observable = [c.id for c in book.clause if call.name in c.tools and c.enforcement == "not_observable"]
@@ -45,7 +52,7 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
     used: list[dict[str, Any]] = []  # the ledger values each finding's predicate read
     facts: dict[str, Any] = {}
     for pred in predicates:
-        ctx = GateContext(call=call, ledger=ledger, dmap=dmap)
+        ctx = GateContext(call=call, ledger=ledger, dmap=dmap, user_text=user_text, stated_identity=_stated_identity(domain))
         try:
             finding = pred.fn(ctx)
         except NeedFact as need:

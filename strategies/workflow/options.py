@@ -21,3 +21,13 @@ class WorkflowOptions(BaseModel):
         description="when the LLM verifier fails: closed leaves its dialogue nodes unmet (writes needing them are held), open falls back to the deterministic judge",
     )
     intercept: bool = Field(default=True, description="hold a write whose authorization node is not reached (VERIFY with the next step)")
+
+
+class WorkflowAblationOptions(BaseModel):
+    """Options of ``workflow-raw`` and ``workflow-self``: the ablation fixes the variant, so
+    ``variant`` is not an option of theirs (a given one is an error, never silently replaced)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failure_policy: Literal["closed", "open"] = WorkflowOptions.model_fields["failure_policy"]  # type: ignore[assignment]
+    intercept: bool = WorkflowOptions.model_fields["intercept"]  # type: ignore[assignment]

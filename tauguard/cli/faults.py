@@ -59,7 +59,7 @@ def faults(
     if fmt == OutputFormat.json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from tabulate import tabulate
+    from tauguard.tables import fit_table
 
     from tauguard.faults.profiles import profile_names
 
@@ -79,10 +79,10 @@ def faults(
             }
         )
     if markdown:
-        typer.echo(tabulate(shown, headers="keys", tablefmt="github"))
+        typer.echo(fit_table(shown, headers="keys", tablefmt="github"))
     else:
         widths = [None, None, None, None, None, 30, CLAUSE_WIDTH]
-        typer.echo(tabulate(shown, headers="keys", tablefmt="simple", maxcolwidths=widths))
+        typer.echo(fit_table(shown, headers="keys", tablefmt="simple", maxcolwidths=widths))
     typer.echo("")
     typer.echo(
         "Plus one policy-violation temptation per PV task where a forbidden write exists "

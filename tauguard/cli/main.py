@@ -15,18 +15,52 @@ from tauguard.errors import TauguardInputError
 
 quiet_environment()
 
+
+def _hide_flag_placeholders() -> None:
+    """Typer's rich help prints ``<bool>`` in the type column of every flag (``--plain``,
+    ``--help``); a flag takes no value, so its type column stays empty."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_tauguard", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._tauguard = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_hide_flag_placeholders()
+
 app = typer.Typer(
     name="tauguard",
     help="Compare runtime guarding strategies for tool-calling agents on tau2-bench.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"tauguard {version('tauguard')}")
+        except PackageNotFoundError:  # a source tree that was never installed
+            typer.echo("tauguard (not installed)")
+        raise typer.Exit(0)
+
 
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", "-V", is_eager=True, callback=_version, help="Print tauguard's version and exit."
+    ),
+) -> None:
     """Compare runtime guarding strategies for tool-calling agents on tau2-bench.
 
     Runs with the built-in `sim` model are simulations, never findings about real LLMs.

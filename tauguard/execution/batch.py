@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,10 +320,20 @@ def run_batch(
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # stops joblib's workers instead of letting them finish queued jobs
-            writer.close()
+            try:
+                writer.close()
+            except OSError:  # its buffer could not be flushed either (a full disk)
+                if sys.exc_info()[0] is None:
+                    raise
             manifest.wall_time_s += time.perf_counter() - start
             manifest.updated_at = now_iso()
-            write_manifest(run_dir, manifest)
+            try:
+                write_manifest(run_dir, manifest)
+            except OSError:
+                # A full or read-only disk: the records written so far stand and the folder
+                # resumes as it is; the error that stopped the run is the one to report.
+                if sys.exc_info()[0] is None:
+                    raise
             clean_joblib_folders()
     finally:
         lock.release()

@@ -176,9 +176,14 @@ def check_backend(backend: str, address: str | None = None) -> None:
 
 
 def check_workers(workers: int | None) -> None:
-    """A worker count given on resume is at least 1."""
-    if workers is not None and workers < 1:
-        raise PlanError(f"--workers must be at least 1, got {workers}")
+    """A worker count given on resume is within its range (tauguard.bounds)."""
+    from tauguard.bounds import BOUNDS
+
+    if workers is not None:
+        try:
+            BOUNDS["--workers"].check(workers, "--workers")
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
 
 
 def check_out_dir(out: Path) -> None:
@@ -191,3 +196,36 @@ def check_out_dir(out: Path) -> None:
             if not os.access(part, os.W_OK | os.X_OK):
                 raise PlanError(f"--out {out}: folder {part} is not writable")
             return
+
+
+def check_resume_bounds(*, concurrency: int | None, max_cost: float | None) -> None:
+    """The settings a resume may change are within their documented ranges (tauguard.bounds)."""
+    from tauguard.bounds import BOUNDS
+
+    try:
+        if concurrency is not None:
+            BOUNDS["--concurrency"].check(concurrency, "--concurrency")
+        if max_cost is not None:
+            BOUNDS["--max-cost"].check(max_cost, "--max-cost")
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def check_cache_dir(cache: str | None) -> None:
+    """``--cache DIR`` can hold the response cache: DIR is a writable folder, or every existing
+    part of it is a folder and the nearest one is writable (DIR is created at the first
+    completion). Found here, not unit by unit; nothing is created."""
+    if cache is None:
+        return
+    path = Path(cache)
+    for part in [path, *path.parents]:
+        if not part.exists():
+            continue
+        if not part.is_dir():
+            raise PlanError(f"--cache {cache}: {part} is not a folder")
+        if not os.access(part, os.W_OK | os.X_OK):
+            raise PlanError(f"--cache {cache}: folder {part} is not writable (the cache stores completions there)")
+        db = part / "cache.db"
+        if part == path and db.exists() and not (db.is_file() and os.access(db, os.R_OK | os.W_OK)):
+            raise PlanError(f"--cache {cache}: {db} is not a readable and writable file")
+        return

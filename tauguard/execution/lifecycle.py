@@ -22,8 +22,10 @@ from tauguard.execution.forkpool import FORK
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
+    check_cache_dir,
     check_models,
     check_out_dir,
+    check_resume_bounds,
     check_strategy,
     check_workers,
     first_line,
@@ -178,6 +180,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     config = _as_config(config)
     remember_config_secrets(config.model_dump())  # scrubbed from every line and file from here on
     check_out_dir(Path(config.out))
+    check_cache_dir(config.cache)
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
     profile = load_fault_profile(config.faults, config)
@@ -230,11 +233,9 @@ def plan_resume(
     holder = lock_holder(run_dir)
     if holder is not None:  # fail fast; execute() takes the lock for real
         raise busy_error(run_dir, holder)
-    if concurrency is not None and concurrency < 1:
-        raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
-    if max_cost is not None and max_cost <= 0:
-        raise PlanError(f"--max-cost must be positive, got {max_cost}")
+    check_resume_bounds(concurrency=concurrency, max_cost=max_cost)
     config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address, no_key)
+    check_cache_dir(config.cache)
     remember_config_secrets(config.model_dump())
     check_backend(config.backend, config.address)
     check_strategy(config, manifest.task_ids)

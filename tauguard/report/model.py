@@ -171,7 +171,8 @@ class FaultRow(BaseModel):
     fault_class: str
     scheduled: int
     injected: int
-    intercepted: int
+    detected: int  # held by a guard at least once
+    prevented: int | None  # never reached the environment (None: records predate the count)
     failed_trials: int
 
 

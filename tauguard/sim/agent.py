@@ -138,6 +138,7 @@ class SimAgent:
             results = message.tool_messages if isinstance(message, t2.MultiToolMessage) else [message]
             for result in results:
                 self.beliefs.observe(self.in_flight[1], result.content or "", bool(getattr(result, "error", False)))
+            self._mark_reached(*self.in_flight)
             self.in_flight = None
         return self._advance(), state
 
@@ -207,6 +208,7 @@ class SimAgent:
                 return self._advance()
         for fid in step.fault_ids:
             self._mark_applied(fid, intercepted=False)
+            self._set_reached(fid, True)  # the premature stop closes the conversation
         self.closed = True
         return self._text(texts.AGENT_CLOSE)
 
@@ -285,6 +287,26 @@ class SimAgent:
             rec.intercepted = intercepted
         elif intercepted:
             rec.intercepted = True
+
+    def _set_reached(self, fid: str, reached: bool) -> None:
+        rec = self.fault_log.get(fid)
+        if rec is not None and rec.applied and not rec.reached:
+            rec.reached = reached
+
+    def _mark_reached(self, step: Step, call: ToolCallView) -> None:
+        """The environment ran ``call``: whether each of its step's faults went through with it."""
+        for fid in step.fault_ids:
+            rec = self.fault_log.get(fid)
+            if rec is None or not rec.applied or rec.detail.get("not_applicable"):
+                continue
+            faulty = rec.detail.get("faulty_call")
+            if not step.gold:  # a forbidden (policy-violation) write
+                went_through = True
+            elif isinstance(faulty, dict):  # faulted arguments: still the faulted ones?
+                went_through = (call.name, call.arguments) == (faulty.get("name"), faulty.get("arguments"))
+            else:  # an omitted read or confirmation: it stands unless a remediation made it up
+                went_through = self.remediations.get(id(step), 0) == 0
+            self._set_reached(fid, went_through)
 
     def _text(self, content: str) -> Any:
         return t2.AssistantMessage(role="assistant", content=content, cost=0.0)
@@ -426,5 +448,10 @@ class SimAgent:
     # -- accounting -----------------------------------------------------------------------
 
     def injected_faults(self) -> list[InjectedFault]:
-        """The trial's faults with where they took effect and whether a guard held them."""
+        """The trial's faults with where they took effect, whether a guard held them and
+        whether the mistake reached the environment (an applied fault whose call never ran
+        was prevented)."""
+        for rec in self.fault_log.values():
+            if rec.applied and rec.reached is None and not rec.detail.get("not_applicable"):
+                rec.reached = False
         return list(self.fault_log.values())

@@ -22,11 +22,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
+from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
@@ -67,6 +69,7 @@ class AuditedWrite(BaseModel):
     task_id: str
     trial: int
     step: int  # index of the agent message in the recorded message list
+    call_id: str = ""  # the recorded tool call's id (joins the labelled real-write benchmark)
     tool: str
     arguments: dict[str, Any]
     write_class: WriteClass
@@ -124,6 +127,8 @@ class StrategyAudit(BaseModel):
     guard_errors: int = 0  # decisions that are the guard failing (rule id guard.error*)
     seconds: float = 0.0  # time spent in this strategy's hooks
     held_writes: list[AuditedWrite] = Field(default_factory=list)
+    # Against the labelled real-write benchmark (tauguard.benchmark), when the run holds labelled writes.
+    labels: LabelAudit | None = None
 
 
 class ReplayStats(BaseModel):
@@ -263,7 +268,7 @@ def _audit_records(
             if not match and not seen_first.get(name):
                 seen_first[name] = first = True
             audited[name].append(AuditedWrite(
-                task_id=rec.task_id, trial=rec.trial, step=step, tool=call.name, arguments=call.arguments,
+                task_id=rec.task_id, trial=rec.trial, step=step, call_id=call.id, tool=call.name, arguments=call.arguments,
                 write_class=write_class(match, passed), first_off_gold=first, recorded_error=errors.get(call.id, False),
                 verdict=decision.verdict.value, rule_id=decision.rule_id, reason=decision.reason,
                 verdict_after_reads=after, usage=decision.usage,
@@ -292,10 +297,13 @@ def audit_run(
     task_ids: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
+    labels: Sequence[LabelledWrite] | None = None,
 ) -> AuditReport:
     """Audit every recorded conversation of ``run`` with each strategy's gate.
 
-    ``workers`` > 1 spreads the simulations over joblib (loky) processes. Raises
+    ``workers`` > 1 spreads the simulations over joblib (loky) processes. ``labels``: the
+    labelled real-write benchmark (default: the packaged one; ``[]`` for none); each strategy's
+    decisions on the run's labelled writes are summarised as false holds and catches. Raises
     UnknownStrategyError (a ValueError) for an unknown strategy name.
     """
     started = time.perf_counter()
@@ -329,6 +337,7 @@ def audit_run(
             seconds.update(secs)
         if progress is not None:
             progress(len(records), len(records))
+    index, stray = index_labels(records, load_labels() if labels is None else labels)
     first_strategy = audited[strategies[0]] if strategies else []
     class_counts = Counter(w.write_class for w in first_strategy)
     passed_n = sum(bool(r.success) for r in records)
@@ -347,7 +356,10 @@ def audit_run(
         follow_reads=follow_reads,
         replay=replay_stats,
         strategies=[
-            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]) for name in strategies
+            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]).model_copy(
+                update={"labels": label_audit(name, audited[name], index, stray, follow_reads, GUARD_ERROR_RULE)}
+            )
+            for name in strategies
         ],
         seconds=time.perf_counter() - started,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from tauguard.benchmark.audit import rate_text
 from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats
 
 
@@ -66,6 +67,42 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
                 f"{s.strategy} holds more than {OVER_BLOCKING:.0%} of gold-matching writes in passed simulations "
                 f"(over-blocking on real behaviour); rules: {', '.join(rules)}"
             )
+    labelled = [s for s in r.strategies if s.labels is not None]
+    if labelled:
+        lines.append("")
+        first = labelled[0].labels
+        assert first is not None
+        lines.append(
+            f"against the labelled real-write benchmark (tauguard/benchmark/real_writes; {first.labelled} labelled writes "
+            f"of this run, {first.unmatched} not reached): held = first decision; Wilson 95 % intervals"
+        )
+        label_rows = []
+        for s in labelled:
+            la = s.labels
+            assert la is not None
+            row = {
+                "strategy": s.strategy,
+                "false holds (complying)": rate_text(la.false_holds),
+                "in passed sims": rate_text(la.false_holds_passed),
+                "in failed sims": rate_text(la.false_holds_failed),
+                "catches (violating)": rate_text(la.catches),
+                "held ambiguous": rate_text(la.ambiguous_held),
+            }
+            if la.false_holds_after_reads is not None:
+                row["false holds after reads"] = rate_text(la.false_holds_after_reads)
+                row["catches after reads"] = rate_text(la.catches_after_reads)
+            row["guard errors"] = la.guard_errors
+            label_rows.append(row)
+        lines.append(tabulate(label_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+        cause_rows = [{"strategy": s.strategy, "false holds by rule": rule, "count": n}
+                      for s in labelled if s.labels for rule, n in s.labels.false_holds_by_rule.items()]
+        if cause_rows:
+            lines.append("")
+            lines.append(tabulate(cause_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+        for s in labelled:
+            if s.labels and (s.labels.caught or s.labels.missed):
+                lines.append(f"{s.strategy}: caught {', '.join(s.labels.caught) or '-'}; missed {', '.join(s.labels.missed) or '-'}")
+        lines.append("(the write-class columns above are proxies from the gold plan; the labels are the measure)")
     rule_rows = [
         {"strategy": s.strategy, "rule": rule, **{c: counts.get(c, 0) for c in ("gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed")}}
         for s in r.strategies for rule, counts in s.per_rule.items()

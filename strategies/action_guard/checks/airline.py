@@ -243,7 +243,8 @@ def booking_route(ctx: CheckContext) -> CheckResult:
 
 @check("airline.flights_searched")
 def flights_searched(ctx: CheckContext) -> CheckResult:
-    """Each new flight (not already in the reservation) was found by a flight search on its date."""
+    """Each new flight was observed on its date: found by a flight search, or already in a
+    reservation the agent read (a booking "the same as my current reservation")."""
     rid = ctx.arg("reservation_id")
     current: set[tuple[str, str]] = set()
     if rid is not None:
@@ -251,6 +252,8 @@ def flights_searched(ctx: CheckContext) -> CheckResult:
         if res is None:
             return _missing_reservation(rid)
         current = set(_pairs(res.get("flights")))
+    for read in ctx.evidence.entities_of("reservation"):
+        current |= set(_pairs(read.get("flights")))
     searched = ctx.evidence.searched_flights()
     unseen = [p for p in _pairs(ctx.arg("flights")) if p not in current and p not in searched]
     if unseen:

@@ -107,6 +107,10 @@ def reservation_owner(ctx: GateContext) -> Finding | None:
             )
     res = _reservation(ctx)
     owner = ctx.need("reservations", res.reservation_id, "user_id")
+    if ident is None and ctx.user_stated(owner):
+        # "The user must provide their user id": the user gave the id the reservation read shows
+        # as its owner (the write contract's stated-id way); no profile read is needed.
+        return None
     if ident is None:
         return ctx.verify(
             f"no user is identified yet (reservation {res.reservation_id} belongs to {owner})",
@@ -127,6 +131,8 @@ def booking_user(ctx: GateContext) -> Finding | None:
     """A booking is made for the identified user."""
     uid = str(ctx.arg("user_id"))
     ident = _identified(ctx)
+    if ident is None and ctx.user_stated(uid):
+        return None  # the user gave the id the booking is for (the contract's stated-id way)
     if ident is None:
         return ctx.verify(f"no user is identified yet (booking for {uid})", [("users", uid)],
                           remediation="obtain the user id from the user and read their profile with get_user_details")
@@ -210,6 +216,19 @@ def basic_economy_no_change(ctx: GateContext) -> Finding | None:
     return None
 
 
+def _observed_legs(ctx: GateContext) -> tuple[list[tuple[str, str]], list[str]]:
+    """(origin, destination) of each flight of the call whose route is observed, and the others."""
+    legs, unknown = [], []
+    for number, _date in _new_flights(ctx):
+        route = ctx.peek("flights", number)
+        if route.state == "missing":
+            unknown.append(number)
+            continue
+        legs.append((route.value.origin, route.value.destination))
+        ctx.note(f"flights/{number}/route", f"{route.value.origin}-{route.value.destination}")
+    return legs, unknown
+
+
 def _itinerary_ok(ftype: str, origin: str, dest: str, legs: list[tuple[str, str]]) -> bool:
     if not legs or legs[0][0] != origin:
         return False
@@ -228,14 +247,7 @@ def same_route(ctx: GateContext) -> Finding | None:
     origin = ctx.need("reservations", rid, "origin")
     dest = ctx.need("reservations", rid, "destination")
     ftype = ctx.need("reservations", rid, "flight_type")
-    legs, unknown = [], []
-    for number, _date in _new_flights(ctx):
-        route = ctx.peek("flights", number)
-        if route.state == "missing":
-            unknown.append(number)
-            continue
-        legs.append((route.value.origin, route.value.destination))
-        ctx.note(f"flights/{number}/route", f"{route.value.origin}-{route.value.destination}")
+    legs, unknown = _observed_legs(ctx)
     if unknown:
         return ctx.verify("the routes of the new flights are not observed: " + ", ".join(unknown),
                           [("flights", n) for n in unknown],
@@ -245,6 +257,25 @@ def same_route(ctx: GateContext) -> Finding | None:
         return Finding(verdict=Verdict.BLOCK,
                        detail=f"the new itinerary {path} does not keep the reservation's {ftype} trip {origin}-{dest}",
                        remediation=f"choose flights for the same {ftype} trip {origin}-{dest}, or deny the change")
+    return None
+
+
+@predicate(D, "airline.booking_route_asked", "book_reservation")
+def booking_route(ctx: GateContext) -> Finding | None:
+    """The booked flights make the trip the booking states (origin, destination, trip type)."""
+    origin, dest, ftype = str(ctx.arg("origin")), str(ctx.arg("destination")), str(ctx.arg("flight_type"))
+    legs, unknown = _observed_legs(ctx)
+    if unknown:
+        # A route the ledger has not observed cannot contradict the trip; whether the flights
+        # were searched at all is not this clause (no VERIFY of its own: real agents book
+        # flights they read from a reservation as well as from a search).
+        ctx.note("routes_not_observed", unknown)
+        return None
+    if not _itinerary_ok(ftype, origin, dest, legs):
+        path = " > ".join(f"{o}-{d}" for o, d in legs)
+        return Finding(verdict=Verdict.BLOCK,
+                       detail=f"the flights {path} do not make the {ftype} trip {origin}-{dest} the booking states",
+                       remediation=f"choose flights for the {ftype} trip {origin}-{dest}")
     return None
 
 
@@ -500,3 +531,27 @@ def compensation_amount(ctx: GateContext) -> Finding | None:
                    + "; ".join(f"${a} for {d}" for a, d in sorted(options.items())) + ")",
                    remediation="use the amount the policy gives: " + ", ".join(f"${a}" for a in sorted(options)),
                    revised_arguments=revised)
+
+
+@predicate(D, "airline.compensation_delayed", "send_certificate")
+def compensation_delayed(ctx: GateContext) -> Finding | None:
+    """A delay certificate comes after the delayed reservation was changed or cancelled."""
+    facts = _compensation_facts(ctx)
+    if isinstance(facts, Finding):
+        return None  # compensation_facts reports missing or contradicting facts
+    _, found = facts
+    amount = float(ctx.arg("amount"))
+    per = POLICY.compensation_per_passenger
+    cancelled = [res for res, what in found if what == "cancelled" and per["cancelled"] * len(res.passengers) == amount]
+    delayed = [res for res, what in found if what == "delayed" and per["delayed"] * len(res.passengers) == amount]
+    if cancelled or not delayed:
+        return None  # not a delay certificate (compensation_amount judges the amount)
+    acted = {str(w.arguments.get("reservation_id")) for w in ctx.ledger.history
+             if w.tool in ("update_reservation_flights", "cancel_reservation")}
+    ctx.note("changed_or_cancelled", sorted(acted))
+    if any(res.reservation_id in acted for res in delayed):
+        return None
+    ids = ", ".join(res.reservation_id for res in delayed)
+    return Finding(verdict=Verdict.BLOCK,
+                   detail=f"a delay certificate for {ids}, but that reservation was neither changed nor cancelled in this conversation",
+                   remediation="offer the delay gesture only after changing or cancelling the delayed reservation, as the user asked")

@@ -9,6 +9,7 @@ observe it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,10 @@ class GateContext:
     ledger: Any  # the domain's LedgerBase subclass
     dmap: DomainMap
     facts: dict[str, Any] = field(default_factory=dict)
+    # What the user said in the conversation, for the one dialogue fact the write contract lets
+    # identify a user: the user id they state (``IdentityWay.stated``; airline only).
+    user_text: str = ""
+    stated_identity: bool = False  # the domain's contract has a stated-id identification way
 
     def arg(self, name: str, default: Any = None) -> Any:
         """An argument of the proposed call."""
@@ -67,6 +72,13 @@ class GateContext:
     def hint(self, *parts: str) -> ReadRequest | None:
         """The read that would observe ``parts``."""
         return self.dmap.hint(tuple(str(p) for p in parts))
+
+    def user_stated(self, value: str) -> bool:
+        """Whether the contract lets a stated id identify the user and the user stated ``value``."""
+        found = self.stated_identity and bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", self.user_text) is not None
+        if found:
+            self.facts["stated_user_id"] = value
+        return found
 
     def note(self, key: str, value: Any) -> None:
         """Record a derived value (e.g. the policy clock or a computed allowance) as evidence."""

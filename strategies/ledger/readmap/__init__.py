@@ -9,7 +9,7 @@ observed; the session refreshes those paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard_strategies.ledger.ledger import LedgerBase
@@ -29,6 +29,9 @@ class DomainMap:
     reads: dict[str, ReadFn]
     touches: dict[str, TouchFn]
     hint: Callable[[tuple[str, ...]], ReadRequest | None]
+    # write tool -> the read whose parser reads its result: τ²'s writes return the updated
+    # record (a reservation, an order), which is an observation like a read's
+    returns: dict[str, str] = field(default_factory=dict)
 
 
 def domain_map(domain: str) -> DomainMap:
@@ -48,6 +51,10 @@ def check_map(domain: str, dmap: DomainMap) -> None:
     check_reads_known(domain, dmap.reads, where)
     for tool in dmap.touches:
         check_write(domain, tool, where)
+    for tool, read in dmap.returns.items():
+        check_write(domain, tool, where)
+        if read not in dmap.reads:
+            raise ContractError(f"{where}: the result of {tool} is read as {read}, which the map does not parse")
     missing = sorted(set(write_tools(domain)) - set(dmap.touches))
     if missing:
         raise ContractError(f"{where}: no touch entry for {', '.join(missing)}, writes of the {domain} contract")

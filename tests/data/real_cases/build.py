@@ -1,0 +1,33 @@
+"""Rebuild the real regression cases: whole recorded conversations of real agents.
+
+Each file is a task subset of a public leaderboard file in ``../shared/trajectories`` (MIT,
+sierra-research/tau2-bench; provenance in that folder's README), cleaned as the trajectory
+fixtures are (``tests/data/trajectories/build_fixtures.py``: no policy text, a fake key). The
+cases they hold, and what each guard must decide, are listed in ``tests/test_real_cases.py``
+with the labelled-write id of ``tauguard/benchmark/real_writes``. Run from the repository root:
+
+    python tests/data/real_cases/build.py /work/shared/trajectories
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "trajectories"))
+
+import build_fixtures  # noqa: E402  (the trajectory fixtures' cleaning, reused)
+
+CASES = {
+    # task 40: passengers changed on the user's stated id, no profile read; task 27: a delay
+    # certificate with no change or cancellation of the delayed reservation
+    "airline_claude_cases.json.gz": ("airline_claude-opus-4-6_user-gpt-4.1.json.gz", ["40", "27"]),
+    # task 25: a booking "exactly the same as the one I have booked for myself"
+    "airline_gptoss_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["25"]),
+}
+
+if __name__ == "__main__":
+    build_fixtures.HERE = HERE
+    build_fixtures.SUBSETS = CASES
+    build_fixtures.main(Path(sys.argv[1]))
