@@ -113,6 +113,10 @@ def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
         "",
         _mcnemar_line(mc.mcnemar),
     ]
+    if mc.metric.startswith("process_valid"):
+        from tauguard.process.score import judge_note
+
+        lines.append(f"process rubric: {judge_note()}")
     return lines
 
 

@@ -20,6 +20,10 @@ class WorkflowOptions(BaseModel):
         default="closed",
         description="when the LLM verifier fails: closed leaves its dialogue nodes unmet (writes needing them are held), open falls back to the deterministic judge",
     )
+    dialogue: Literal["compiled", "llm"] = Field(
+        default="compiled",
+        description="who judges an explicit yes for the tracker: the compiled dialogue judge, or the LLM one (needs --guard-llm)",
+    )
     intercept: bool = Field(default=True, description="hold a write whose authorization node is not reached (VERIFY with the next step)")
 
 

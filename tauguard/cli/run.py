@@ -15,6 +15,7 @@ import typer
 from tauguard.cli.common import (
     EXIT_INCOMPLETE,
     clear_startup_notice,
+    error_line,
     fail,
     is_tty,
     merge_task_ids,
@@ -221,6 +222,7 @@ def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, An
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.batch import RunWriteError
     from tauguard.execution.forkpool import WorkerLost
     from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
@@ -242,7 +244,7 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     def finish_incomplete(reason: str, resume: str) -> NoReturn:
         for display in shown:
             display.close()
-        typer.echo(f"error: run incomplete: {reason}; resume with: {resume}", err=True)
+        typer.echo(error_line(f"run incomplete: {reason}; resume with: {resume}"), err=True)
         raise typer.Exit(EXIT_INCOMPLETE)
 
     resume = f"tauguard run --resume {run_dir}"
@@ -250,7 +252,7 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         result = lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
-    except WorkerLost as exc:
+    except (WorkerLost, RunWriteError) as exc:
         finish_incomplete(str(exc), resume)
     except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
         for display in shown:

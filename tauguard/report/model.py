@@ -250,6 +250,7 @@ class ReportData(BaseModel):
     primary_k: int | None = None
     compare_json: dict[str, Any] | None = None  # `tauguard compare --format json` output
     compare_notes: list[str] = Field(default_factory=list)
+    process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
     pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
     asr_panels: list[CurvePanel] = Field(default_factory=list)

@@ -13,11 +13,11 @@ call (the wrapper bounds the repeats). How it reacts with uptake is the run's ``
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
+from tauguard.dialogue import polarity
 from tauguard.faults.draw import trial_rng
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import ScheduledFault
@@ -30,7 +30,6 @@ from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
 from tauguard.sim.reaction import open_request_call, react
 
-_NEGATIVE = re.compile(r"^\s*(no\b|nope\b|don'?t\b|do not\b|cancel that\b)", re.IGNORECASE)
 # Remediation cycles per write before the sim gives up on it (a guard that keeps asking
 # for the same read would otherwise loop until max_steps).
 MAX_REMEDIATIONS = 3
@@ -132,7 +131,8 @@ class SimAgent:
         if isinstance(message, t2.UserMessage) and self.awaiting_confirm is not None:
             confirmed = self.awaiting_confirm
             self.awaiting_confirm = None
-            if _NEGATIVE.search(message.content or ""):
+            # the neutral dialogue judge reads the reply ("No problem, go ahead" is a yes)
+            if polarity(message.content or "") == "no":
                 self._skip_call_of(confirmed)
         if isinstance(message, (t2.ToolMessage, t2.MultiToolMessage)) and self.in_flight is not None:
             results = message.tool_messages if isinstance(message, t2.MultiToolMessage) else [message]
