@@ -75,7 +75,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.report", "report", "report"),
-    ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.faults", "app", "faults"),
     ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
