@@ -53,6 +53,9 @@ class RunSummary(BaseModel):
     user_llm: str
     guard_llm: str | None
     fault_profile: str | None
+    # The sim agent's reaction to guards ("feedback" / "oracle": an upper bound) and its uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     planned_units: int
     recorded_units: int
     wall_time_s: float
@@ -120,7 +123,8 @@ def summarize(run: Run) -> RunSummary:
     return RunSummary(
         run_id=m.run_id, status=m.status, simulated=m.simulated or any(r.simulated for r in run.records),
         strategy=m.strategy, domains=m.domains, split=m.split, agent_llm=m.agent_llm, user_llm=m.user_llm,
-        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"), planned_units=m.expected_units,
+        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"),
+        sim_feedback=m.sim_feedback, uptake=m.fault_profile.get("uptake") if m.sim_feedback else None, planned_units=m.expected_units,
         recorded_units=len(run.records), wall_time_s=m.wall_time_s, metrics=summarize_run(run),
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,

@@ -97,6 +97,8 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         path=str(run.path),
         role=role,
         fault_profile=summary.fault_profile,
+        sim_feedback=summary.sim_feedback,
+        uptake=summary.uptake,
         planned_units=m.expected_units,
         recorded_units=len(run.records),
         infra_errors=len(summary.infra_errors),
