@@ -26,6 +26,7 @@ for cid, args, frag in T.CASES:
     line = err.getvalue().strip().replace(str(scratch), "T")
     shown = " ".join("'" + a.replace(str(scratch), "T") + "'" if (" " in a or a == "" or "{" in a) else a.replace(str(scratch), "T") for a in argv)
     if len(shown) > 90: shown = shown[:87] + "..."
+    shown = shown.replace("\n", "\\n").replace("\x1b", "\\x1b")
     rows.append((cid, shown, code, line))
 with open(TARGET, "w") as fh:
     fh.write("""# Bad inputs: one `error:` line, exit 2, nothing written
@@ -39,6 +40,12 @@ folder), `emptydir`, `afile` (a regular file), `bad.toml` (not TOML), `latin1.to
 `latin1.jsonl` (not UTF-8), `typo.toml` (`stratgy = ...`), `agnet.toml` (a misspelled
 `llm_args` role), `apikey.toml` (`api_key` in `llm_args`), `rate7.toml` (a fault rate of 7.0),
 `good.jsonl` / `badtool.jsonl` (probe files; the second calls a tool airline lacks).
+The 2026 battery (cases 82 on, issue 26) adds `fifo` / `fifo.toml` (named pipes), `badcache`
+(a cache folder whose `cache.db` is a folder), `c_*.toml` (one bad config value each, see
+`CONFIGS` in the test), `empty.toml`, `bomb.json.gz` (32 MiB of zeros in ~32 KB),
+`corrupt.json.gz`, `truncated.json.gz`, `nosims.json`, `list.json` (`[]`), `badinfo.json`,
+`badfloors.toml` (an unknown metric), `empty.jsonl` and `badlabel.jsonl`; `/dev/zero` and
+`/dev/null` stand for devices. Every case runs under a 120 s timer: a hang fails it.
 `OPENAI_API_KEY` is unset.
 
 Regenerate the table after changing a message: the test names the expected fragment of

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tauguard.bounds import BOUNDS as _B
 from tauguard.datafiles import DataFileError, read_toml
 from tauguard.defaults import default_config
 from tauguard.errors import TauguardInputError
@@ -34,10 +35,10 @@ class RunConfig(BaseModel):
     strategy: str = "react"
     strategy_options: dict[str, Any] = Field(default_factory=dict)
     domains: list[str] = Field(default_factory=lambda: ["airline"])
-    trials: int = Field(default=1, ge=1)
+    trials: int = Field(default=1, ge=_B["-k/--trials"].low, le=_B["-k/--trials"].high)
     split: str = "base"
     task_ids: list[str] | None = None
-    num_tasks: int | None = Field(default=None, ge=1)
+    num_tasks: int | None = Field(default=None, ge=1, le=_B["--num-tasks"].high)
     agent_llm: str = SIM
     user_llm: str = SIM
     guard_llm: str | None = None
@@ -45,7 +46,7 @@ class RunConfig(BaseModel):
     # The `api_base` servers of the roles (a local vLLM, ollama...) need no API key: none is
     # looked up before the run, and a placeholder is sent instead of the provider's key.
     no_key: bool = False
-    workers: int = Field(default=2, ge=1)
+    workers: int = Field(default=2, ge=1, le=_B["--workers"].high)
     # "auto": tauguard's fork backend where the platform forks (Linux), else joblib's loky.
     backend: str = "auto"
     # An existing Ray or Dask cluster for --backend ray/dask (ray://host:10001, host:6379,
@@ -53,21 +54,26 @@ class RunConfig(BaseModel):
     address: str | None = None
     # Simulations in flight (threads when a real LLM is in play); None: per mode, see
     # tauguard.execution.concurrency.default_concurrency.
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1, le=_B["--concurrency"].high)
     # Per-model rate limits {model: [requests per minute, tokens per minute (optional)]},
     # shared by the run's simulations; retries of failing completions before a unit is
     # recorded as an infrastructure error (see tauguard.execution.provider).
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
-    max_retries: int = Field(default=5, ge=0)
+    max_retries: int = Field(default=5, ge=0, le=_B["max_retries (config)"].high)
     # A directory of stored completions (tauguard.execution.response_cache); None: no cache.
     cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
-    max_cost: float | None = Field(default=None, gt=0)
-    seed: int = 300
-    max_steps: int = Field(default=200, ge=1)
-    max_errors: int = Field(default=10, ge=1)
-    max_guard_retries: int = Field(default=3, ge=0)
+    max_cost: float | None = Field(default=None, gt=0, le=_B["--max-cost"].high, allow_inf_nan=False)
+    seed: int = Field(default=300, ge=0, le=_B["--seed (run)"].high)
+    max_steps: int = Field(default=200, ge=1, le=_B["--max-steps"].high)
+    max_errors: int = Field(default=10, ge=1, le=_B["max_errors (config)"].high)
+    max_guard_retries: int = Field(default=3, ge=0, le=_B["max_guard_retries (config)"].high)
     faults: str = "none"
+    # How the sim agent reacts to a guard (tauguard.sim.reaction): "feedback" from the decision
+    # and the conversation only; "oracle" from the gold plan (an upper bound on a guard's gain).
+    sim_feedback: Literal["feedback", "oracle"] = "feedback"
+    # Overrides the fault profile's uptake (an assumption; see `tauguard run --uptake`).
+    uptake: float | None = Field(default=None, ge=0.0, le=1.0)
     # Adversarial user (tauguard/attacks): a tactic, the attacked task set, an LLM for the planner.
     attack: str | None = None
     attack_set: str | None = None
@@ -85,6 +91,25 @@ class RunConfig(BaseModel):
                 raise ValueError(f"unknown domain '{d}'; allowed: {', '.join(DOMAINS)}")
         if len(set(value)) != len(value):
             raise ValueError("a domain is listed twice")
+        return value
+
+    @field_validator("task_ids")
+    @classmethod
+    def _some_task_ids(cls, value: list[str] | None) -> list[str] | None:
+        # `--task-ids ""` is a mistake, not "the whole split" (leave the option out for that).
+        if value is not None and not value:
+            raise ValueError("at least one task id is required (leave --task-ids out for the whole split)")
+        return value
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _finite_rate_limits(cls, value: dict[str, list[float]]) -> dict[str, list[float]]:
+        limit = _B["--rate-limit RPM / TPM"]
+        for model, numbers in value.items():
+            if not 1 <= len(numbers) <= 2:
+                raise ValueError(f"rate limit of '{model}' is [RPM] or [RPM, TPM], got {len(numbers)} numbers")
+            for n in numbers:
+                limit.check(float(n), f"the rate limit of '{model}'")
         return value
 
     @field_validator("attack")

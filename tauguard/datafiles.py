@@ -9,6 +9,7 @@ Files may be paths or package resources (:mod:`importlib.resources` traversables
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +30,10 @@ def read_toml(path: Source) -> dict[str, Any]:
     """The parsed TOML table of ``path``; DataFileError (one line) if unreadable."""
     source = Path(path) if isinstance(path, str) else path
     try:
+        if isinstance(source, Path):  # a user's file: regular files only, size-limited
+            from tauguard.safe_read import read_regular_file
+
+            return tomllib.loads(read_regular_file(source, max_bytes=16 * 2**20).decode("utf-8"))
         with source.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
@@ -39,6 +44,8 @@ def read_toml(path: Source) -> dict[str, Any]:
         raise DataFileError(f"{source}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise DataFileError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # safe_read.InputFileError: a FIFO, a device, too large
+        raise DataFileError(str(exc)) from None
 
 
 def validation_line(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
@@ -73,3 +80,17 @@ def load_toml(path: Source, model: type[M]) -> M:
 
 
 __all__ = ["DataFileError", "load_toml", "read_toml", "validate", "validation_line"]
+
+
+def load_jsonl(files: Sequence[Path], model: type[M]) -> list[M]:
+    """Every line of the JSON-lines ``files`` validated as ``model``; a bad line is one
+    ``ValueError`` naming ``<file>:<line>`` and the first problem."""
+    out: list[M] = []
+    for file in files:
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(model.model_validate_json(line))
+                except ValueError as exc:
+                    raise ValueError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
+    return out

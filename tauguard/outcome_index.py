@@ -61,7 +61,7 @@ class UnitOutcome(NamedTuple):
         return (self.domain, self.task_id, self.trial)
 
 
-# A scheduled fault as the summary counts it: (fault class, applied, intercepted).
+# A scheduled fault as the summary counts it: (fault class, applied, intercepted, reached or None).
 FaultTally = Sequence[Any]
 # One role's usage as the summary adds it up: (role, cost or None, prompt tokens, completion tokens, calls).
 UsageTally = Sequence[Any]
@@ -131,7 +131,7 @@ def record_tally(record: TrialRecord) -> RecordTally:
         retry_exhausted=sum(1 for ev in events if ev.hook == "retry_exhausted"),
         guard_calls=sum(ev.usage.llm_calls for ev in events),
         guard_costs=tuple(ev.usage.cost for ev in events if ev.usage.cost),
-        faults=tuple((f.fault_class, f.applied, bool(f.intercepted)) for f in record.faults),
+        faults=tuple((f.fault_class, f.applied, bool(f.intercepted), f.reached) for f in record.faults),
         usage=tuple((role, u.cost, u.prompt_tokens, u.completion_tokens, u.calls) for role, u in record.usage.items()),
         duration_s=record.duration_s,
         attack_tactic=None if attack is None else attack.tactic,

@@ -67,7 +67,11 @@ class InjectedFault(BaseModel):
     tool: str | None = None
     step: int | None = None  # conversation event index where it took effect; None = not reached
     applied: bool = False  # False when the trial ended before it, or it did not apply
-    intercepted: bool | None = None  # a guard held the faulty call (None: not applied)
+    intercepted: bool | None = None  # detected: a guard held the faulty call at least once (None: not applied)
+    # The mistake reached the environment: the faulty (or forbidden) call ran, an omitted read or
+    # confirmation stood when the write ran, the premature stop closed the conversation. False:
+    # prevented. None: not applied, or recorded before this field existed.
+    reached: bool | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -183,6 +187,9 @@ class Manifest(BaseModel):
     seed: int
     max_steps: int
     fault_profile: dict[str, Any] = Field(default_factory=dict)
+    # How the sim agent reacted to guards: "feedback" (decision and conversation only) or
+    # "oracle" (from the gold plan: an upper bound); None for a run without the sim agent.
+    sim_feedback: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # resolved config, secrets redacted
     versions: dict[str, str] = Field(default_factory=dict)  # of the latest session (a resume updates them)
     # The versions of earlier sessions that differ from the next one's, oldest first: a resumed

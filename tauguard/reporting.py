@@ -12,7 +12,7 @@ import json
 import xml.etree.ElementTree as ET
 from typing import Any, Literal
 
-from tabulate import tabulate
+from tauguard.tables import fit_table
 
 from tauguard.check import GateReport
 from tauguard.comparison import (
@@ -109,10 +109,14 @@ def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
     lines = [
         title,
         "",
-        tabulate(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
+        fit_table(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
         "",
         _mcnemar_line(mc.mcnemar),
     ]
+    if mc.metric.startswith("process_valid"):
+        from tauguard.process.score import judge_note
+
+        lines.append(f"process rubric: {judge_note()}")
     return lines
 
 
@@ -156,7 +160,7 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
             }
             for t in ordered
         ]
-        lines.append(tabulate(task_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
+        lines.append(fit_table(task_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     lines.append("")
     return lines
 
@@ -243,7 +247,7 @@ def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
         rows = [
             {"result": "PASS" if c.passed else "**FAIL**", "check": c.name, "detail": c.message} for c in report.checks
         ]
-        lines.append(tabulate(rows, headers="keys", tablefmt="github", disable_numparse=True))
+        lines.append(fit_table(rows, headers="keys", tablefmt="github", disable_numparse=True))
     else:
         lines += [f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.message}" for c in report.checks]
     lines.append("")

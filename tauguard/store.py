@@ -475,6 +475,7 @@ def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":
             "guard_events": len(rec.guard_events),
             "faults_injected": sum(f.applied for f in rec.faults),
             "faults_intercepted": sum(bool(f.intercepted) for f in rec.faults),
+            "faults_prevented": sum(f.reached is False for f in rec.faults),
         }
         for verdict in ("VERIFY", "REVISE", "BLOCK"):
             row[f"n_{verdict.lower()}"] = sum(

@@ -20,12 +20,17 @@ from tauguard.store import Run, RunLoadError, records_size
 
 
 class FaultClassRow(BaseModel):
-    """Per fault class: how often it was injected, intercepted, and the trials it sank."""
+    """Per fault class: how often it was injected, detected and prevented, and the trials it sank.
+
+    Detected is not prevented: a guard may hold a faulty call once and the agent repeat it
+    until it goes through, or take a remediation that does not undo the mistake.
+    """
 
     fault_class: str
     scheduled: int
     injected: int
-    intercepted: int
+    detected: int  # a guard held the faulty call at least once (records: ``intercepted``)
+    prevented: int | None  # the mistake never reached the environment; None: records predate it
     failed_trials: int  # trials with this fault applied that did not pass
 
 
@@ -52,6 +57,9 @@ class RunSummary(BaseModel):
     user_llm: str
     guard_llm: str | None
     fault_profile: str | None
+    # The sim agent's reaction to guards ("feedback" / "oracle": an upper bound) and its uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     planned_units: int
     recorded_units: int
     wall_time_s: float
@@ -118,12 +126,14 @@ def summarize(run: Run, tallies: Iterable[tuple[UnitOutcome, RecordTally]] | Non
         guard_calls += tally.guard_calls
         for cost in tally.guard_costs:
             guard_cost += cost
-        for fault_class, applied, intercepted in tally.faults:
+        for fault_class, applied, intercepted, reached in tally.faults:
             row = fault_rows[fault_class]
             row["scheduled"] += 1
             if applied:
                 row["injected"] += 1
-                row["intercepted"] += int(intercepted)
+                row["detected"] += int(intercepted)
+                row["prevented"] += int(reached is False)
+                row["unknown_reach"] += int(reached is None)
                 row["failed_trials"] += int(not unit.success)
         for role, cost, prompt_tokens, completion_tokens, calls in tally.usage:
             tot = role_totals.get(role)
@@ -136,13 +146,17 @@ def summarize(run: Run, tallies: Iterable[tuple[UnitOutcome, RecordTally]] | Non
     n = len(evaluated)
     order = ["A", "T", "D", "W", "PV"]
     faults = [
-        FaultClassRow(fault_class=c, **{k: fault_rows[c][k] for k in ("scheduled", "injected", "intercepted", "failed_trials")})
+        FaultClassRow(
+            fault_class=c, **{k: fault_rows[c][k] for k in ("scheduled", "injected", "detected", "failed_trials")},
+            prevented=None if fault_rows[c]["unknown_reach"] else fault_rows[c]["prevented"],
+        )
         for c in sorted(fault_rows, key=lambda c: order.index(c) if c in order else len(order))
     ]
     return RunSummary(
         run_id=m.run_id, status=m.status, simulated=m.simulated or any(u.simulated for u in units),
         strategy=m.strategy, domains=m.domains, split=m.split, agent_llm=m.agent_llm, user_llm=m.user_llm,
-        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"), planned_units=m.expected_units,
+        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"),
+        sim_feedback=m.sim_feedback, uptake=m.fault_profile.get("uptake") if m.sim_feedback else None, planned_units=m.expected_units,
         recorded_units=len(units), wall_time_s=m.wall_time_s, metrics=summarize_run(run),
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,

@@ -1,93 +1,70 @@
-"""Dialogue evidence: affirmative replies and the explicit-confirmation matching."""
+"""The action guard's dialogue items are answered by the neutral judge its `dialogue` option picks."""
 
 from __future__ import annotations
 
 import pytest
 
 from tauguard_strategies.action_guard.builder import ConversationBuilder
-from tauguard_strategies.action_guard.schema import domain_checklists
-from tauguard_strategies.action_guard.dialogue import (
-    find_confirmation,
-    is_affirmative,
-    is_negative,
-    states_action,
-)
+from tauguard_strategies.action_guard.dialogue import find_confirmation, reason_stated
 from tauguard_strategies.action_guard.evidence import Evidence
+from tauguard_strategies.action_guard.options import ActionGuardOptions
+from tauguard_strategies.action_guard.session import ActionGuardSession
 from tauguard.conversation import ToolCallView
+from tauguard.dialogue import NEUTRAL, Finding, Pairing
+from tauguard.guard import SessionContext
 
 CANCEL = ToolCallView(id="w", name="cancel_pending_order", arguments={"order_id": "#W5199551", "reason": "no longer needed"})
-SPEC = domain_checklists("retail")["cancel_pending_order"].statement
 
 
-@pytest.mark.parametrize(
-    "reply",
-    ["Yes, I confirm.", "yes", "Yep, go ahead.", "Sure, please proceed.", "That's correct, go ahead", "No problem, go ahead.", "Please do."],
-)
-def test_affirmative_replies(reply: str) -> None:
-    assert is_affirmative(reply)
-    assert not is_negative(reply)
+def _evidence(builder: ConversationBuilder) -> Evidence:
+    return Evidence.from_conversation(builder.build())
 
 
-@pytest.mark.parametrize(
-    "reply",
-    ["No, please don't do that.", "Please do not do it", "I'm not sure.", "Wait, what is the price?", "Can you confirm the price first?", "Okay.", "Hmm."],
-)
-def test_non_affirmative_replies(reply: str) -> None:
-    assert not is_affirmative(reply)
-
-
-def _confirmed(builder: ConversationBuilder, call: ToolCallView = CANCEL) -> bool:
-    return find_confirmation(Evidence.from_conversation(builder.build()), call, SPEC) is not None
-
-
-def test_sim_phrasing_confirms() -> None:
-    assert _confirmed(ConversationBuilder().confirm(CANCEL.name, CANCEL.arguments))
-
-
-def test_free_phrasing_confirms_with_id_without_hash() -> None:
-    b = ConversationBuilder().agent(
+def test_sim_phrasing_and_free_phrasing_confirm() -> None:
+    assert find_confirmation(_evidence(ConversationBuilder().confirm(CANCEL.name, CANCEL.arguments)), CANCEL, NEUTRAL, "retail")
+    free = ConversationBuilder().agent(
         "To confirm: I'll cancel order W5199551 (reason: no longer needed); the refund goes to your PayPal. Shall I go ahead?"
-    ).user("Yes please, go ahead.")
-    assert _confirmed(b)
+    ).user("No problem, go ahead.")
+    found = find_confirmation(_evidence(free), CANCEL, NEUTRAL, "retail")
+    assert found is not None and found.reply.text == "No problem, go ahead."
 
 
-def test_statement_of_another_order_does_not_confirm() -> None:
-    b = ConversationBuilder().agent("I'll cancel order #W0000001. Do you confirm?").user("Yes.")
-    assert not _confirmed(b)
+def test_another_order_or_a_refusal_does_not_confirm() -> None:
+    other = ConversationBuilder().agent("I'll cancel order #W0000001. Do you confirm?").user("Yes.")
+    assert find_confirmation(_evidence(other), CANCEL, NEUTRAL, "retail") is None
+    refused = ConversationBuilder().agent("I'll cancel order #W5199551 (no longer needed). Do you confirm?").user("No, actually don't.")
+    assert find_confirmation(_evidence(refused), CANCEL, NEUTRAL, "retail") is None
 
 
-def test_a_yes_before_the_statement_does_not_count() -> None:
-    b = ConversationBuilder().user("Yes, cancel it.").agent("I will cancel order #W5199551 as no longer needed.")
-    assert not _confirmed(b)
+class _Stub:
+    """A judge that finds one fixed confirmation and one covered reason (to see who is asked)."""
+
+    name, version = "stub", 0
+
+    def confirmation(self, domain, view, call, at=None):  # noqa: ANN001, ANN201
+        return Finding(needed=True, pairs=[Pairing(statement_at=0, reply_at=1, statement="s", reply="r")], judge="stub/0")
+
+    def polarity(self, text):  # noqa: ANN001, ANN201
+        return "yes"
+
+    def reason(self, domain, view, covered=False):  # noqa: ANN001, ANN201
+        from tauguard.dialogue.reasons import Reason
+
+        return Reason(1, "r", "health")
 
 
-def test_an_intervening_question_breaks_the_pairing() -> None:
-    b = (
-        ConversationBuilder()
-        .agent("I can cancel order #W5199551 for you.")
-        .agent("Would you also like a copy of your receipt by email?")
-        .user("Yes.")
-    )
-    assert not _confirmed(b)
+def test_the_checks_ask_the_judge_they_are_given() -> None:
+    empty = _evidence(ConversationBuilder())
+    assert find_confirmation(empty, CANCEL, NEUTRAL, "retail") is None
+    found = find_confirmation(empty, CANCEL, _Stub(), "retail")  # type: ignore[arg-type]
+    assert found is not None and found.statement.text == "s"
+    assert reason_stated(empty, _Stub(), "airline", covered=True).text == "r"  # type: ignore[arg-type, union-attr]
 
 
-def test_a_later_refusal_withdraws_an_earlier_yes() -> None:
-    b = (
-        ConversationBuilder()
-        .confirm(CANCEL.name, CANCEL.arguments)
-        .agent("Just to double-check: cancel order #W5199551, reason no longer needed?")
-        .user("No, actually don't.")
-    )
-    assert not _confirmed(b)
-
-
-def test_a_confirmation_is_consumed_by_executing_the_call() -> None:
-    b = ConversationBuilder().confirm(CANCEL.name, CANCEL.arguments).tool(CANCEL.name, CANCEL.arguments, {"order_id": "#W5199551", "status": "cancelled"})
-    assert not _confirmed(b)
-
-
-def test_book_statement_needs_every_flight_number() -> None:
-    spec = domain_checklists("airline")["book_reservation"].statement
-    call = ToolCallView(name="book_reservation", arguments={"flights": [{"flight_number": "HAT136", "date": "2024-05-20"}, {"flight_number": "HAT039", "date": "2024-05-20"}]})
-    assert states_action("I will book HAT136 and HAT039 on May 20 in economy. OK?", call, spec)
-    assert not states_action("I will book HAT136 on May 20 in economy. OK?", call, spec)
+def test_dialogue_option_llm_needs_a_guard_model() -> None:
+    context = SessionContext(domain="retail", task_id="0", policy="", tool_types={})
+    with pytest.raises(ValueError, match="dialogue=llm needs a guard model"):
+        ActionGuardSession(context, ActionGuardOptions(backend="compiled", dialogue="llm"))
+    session = ActionGuardSession(context.model_copy(update={"guard_llm": "openai/x"}), ActionGuardOptions(backend="compiled", dialogue="llm"))
+    assert session.judge.name == "llm"
+    assert ActionGuardSession(context, ActionGuardOptions()).judge is NEUTRAL

@@ -55,6 +55,7 @@ def test_guard_catches_skipped_steps_and_the_sim_remediates():
         assert reward == 1.0, fault  # the missing step was done, then the write went through
         first = next(f for f in faults if f.fault_id == fault)
         assert first.applied and first.intercepted, fault
+        assert first.reached is False, fault  # detected and prevented: the write ran after the remediation
         verdicts = [e.verdict for e in events if e.hook == "before_write"]
         assert Verdict.VERIFY in verdicts and verdicts[-1] == Verdict.ALLOW
         held = next(e for e in events if e.hook == "before_write" and e.verdict == Verdict.VERIFY)
@@ -68,6 +69,28 @@ def test_without_a_guard_the_fault_passes_unnoticed_and_is_recorded():
     assert reward == 1.0 and events == []
     rec = next(f for f in faults if f.fault_id == "skip_confirmation")
     assert rec.applied and rec.intercepted is False
+    assert rec.reached is True  # neither detected nor prevented
+
+
+class HoldOnce(GuardSession):
+    """VERIFY the first write, then allow everything: a guard that detects but does not prevent."""
+
+    def __init__(self) -> None:
+        self.held = False
+
+    def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
+        if self.held:
+            return GuardDecision.allow()
+        self.held = True
+        return GuardDecision(verdict=Verdict.VERIFY, reason="once", rule_id="t.once")
+
+
+def test_a_held_call_the_agent_repeats_until_it_runs_is_detected_not_prevented():
+    profile = FaultProfile(name="stubborn", uptake=0.0, rates={"skip_confirmation": 1.0})
+    _, faults, events = _run("5", profile, HoldOnce())
+    rec = next(f for f in faults if f.fault_id == "skip_confirmation")
+    assert rec.applied and rec.intercepted is True and rec.reached is True
+    assert [e.verdict for e in events if e.hook == "before_write"][:2] == [Verdict.VERIFY, Verdict.ALLOW]
 
 
 def test_without_uptake_the_sim_repeats_and_the_wrapper_gives_up():

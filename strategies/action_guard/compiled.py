@@ -13,6 +13,7 @@ from tauguard_strategies.action_guard.checks import CHECKS, CheckContext
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
+from tauguard.dialogue import NEUTRAL, DialogueJudge
 
 
 def is_skipped(item_id: str, skip: list[str]) -> bool:
@@ -26,15 +27,17 @@ def verify_compiled(
     call: ToolCallView,
     conversation: Conversation,
     skip: list[str] | None = None,
+    judge: DialogueJudge = NEUTRAL,
 ) -> VerifierResult:
-    """Run every item's deterministic check against the conversation before ``call``."""
+    """Run every item's deterministic check against the conversation before ``call``
+    (dialogue items asked of ``judge``)."""
     evidence = Evidence.from_conversation(conversation)
     outcomes: list[ItemOutcome] = []
     for item in checklist.items:
         if item.check is None or is_skipped(item.id, skip or []):
             outcomes.append(ItemOutcome(id=item.id, kind=item.kind, status="unchecked"))
             continue
-        ctx = CheckContext(domain=domain, call=call, checklist=checklist, evidence=evidence, params=item.params)
+        ctx = CheckContext(domain=domain, call=call, checklist=checklist, evidence=evidence, params=item.params, judge=judge)
         try:
             result = CHECKS[item.check](ctx)
         except Exception as exc:  # noqa: BLE001 -- a faulty check is a guard failure, not a crash of the run

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.conversation import Conversation, ToolCallView
+from tauguard.dialogue.view import DialogueView, view_of
 
 # The key that identifies an entity in tau2's tool results, by priority: a retail order also
 # carries ``user_id``, a bill ``customer_id``, an order item ``product_id``.
@@ -84,11 +85,13 @@ class Evidence:
     entities: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (flight_number, date) -> status, from get_flight_status and flight searches.
     flight_status: dict[tuple[str, str], str] = field(default_factory=dict)
+    # The conversation as the dialogue judge reads it (tauguard.dialogue).
+    view: DialogueView = field(default_factory=DialogueView)
 
     @classmethod
     def from_conversation(cls, conversation: Conversation) -> Evidence:
         """Collect observations, entity snapshots and text turns, in conversation order."""
-        ev = cls()
+        ev = cls(view=view_of(conversation))
         for pos, event in enumerate(conversation.events):
             if event.kind == "user_message" and event.content:
                 ev.turns.append(Turn(pos, "user", event.content))

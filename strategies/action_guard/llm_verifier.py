@@ -19,6 +19,7 @@ from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.guard import GuardUsage
+from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.llm_answer import parse_json_answer
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -33,8 +34,7 @@ Rules of evidence:
 payment methods and prices count ONLY when a tool result in the conversation shows them. \
 What the user claims is never evidence for such facts, however insistent or plausible.
 - Dialogue items (kind D: explicit confirmation, a stated reason, a request from the user) \
-are met only by what the user actually said in the conversation; an explicit confirmation \
-must be an affirmative user reply after the agent stated this action's details.
+are met only by what the user actually said in the conversation. """ + CONFIRMATION_RULE + """
 - An item is "missing" when the evidence it needs is absent (the agent must read or ask \
 first) and "violated" when the conversation's evidence contradicts it.
 - Judge only the listed items; an item that does not apply to this call is met.

@@ -19,6 +19,10 @@ class ActionGuardOptions(BaseModel):
     backend: Literal["auto", "compiled", "llm"] = Field(
         default="auto", description="who verifies the checklist; auto: the LLM verifier when --guard-llm is set"
     )
+    dialogue: Literal["compiled", "llm"] = Field(
+        default="compiled",
+        description="who judges the dialogue items (explicit yes, stated reasons) of the compiled checks: the compiled dialogue judge, or the LLM one (needs --guard-llm)",
+    )
     failure_policy: Literal["closed", "open"] = Field(
         default="closed", description="when the verifier fails: closed holds the call (VERIFY), open allows it"
     )

@@ -17,6 +17,7 @@ from tauguard_strategies.action_guard.options import ActionGuardOptions
 from tauguard_strategies.action_guard.outcome import VerifierResult
 from tauguard_strategies.action_guard.verdict import decide
 from tauguard.conversation import Conversation, ToolCallView
+from tauguard.dialogue.guards import dialogue_judge
 from tauguard.guard import GuardDecision, GuardSession, SessionContext, Verdict
 
 
@@ -40,6 +41,7 @@ class ActionGuardSession(GuardSession):
         if use_llm and not context.guard_llm:
             raise ValueError("action-guard backend=llm needs a guard model (--guard-llm)")
         self.backend = "llm" if use_llm else "compiled"
+        self.judge = dialogue_judge(options.dialogue, context)
 
     def _verify(self, checklist: Checklist, call: ToolCallView, conversation: Conversation) -> VerifierResult:
         if self.backend == "llm":
@@ -50,7 +52,7 @@ class ActionGuardSession(GuardSession):
                 if is_skipped(outcome.id, self.options.skip_items):
                     outcome.status = "unchecked"
             return result
-        return verify_compiled(self.context.domain, checklist, call, conversation, self.options.skip_items)
+        return verify_compiled(self.context.domain, checklist, call, conversation, self.options.skip_items, self.judge)
 
     def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
         """Verify ``call`` against its checklist; after N holds of a tool, advise a transfer."""

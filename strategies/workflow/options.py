@@ -20,4 +20,18 @@ class WorkflowOptions(BaseModel):
         default="closed",
         description="when the LLM verifier fails: closed leaves its dialogue nodes unmet (writes needing them are held), open falls back to the deterministic judge",
     )
+    dialogue: Literal["compiled", "llm"] = Field(
+        default="compiled",
+        description="who judges an explicit yes for the tracker: the compiled dialogue judge, or the LLM one (needs --guard-llm)",
+    )
     intercept: bool = Field(default=True, description="hold a write whose authorization node is not reached (VERIFY with the next step)")
+
+
+class WorkflowAblationOptions(BaseModel):
+    """Options of ``workflow-raw`` and ``workflow-self``: the ablation fixes the variant, so
+    ``variant`` is not an option of theirs (a given one is an error, never silently replaced)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failure_policy: Literal["closed", "open"] = WorkflowOptions.model_fields["failure_policy"]  # type: ignore[assignment]
+    intercept: bool = WorkflowOptions.model_fields["intercept"]  # type: ignore[assignment]

@@ -16,6 +16,7 @@ from tauguard_strategies.workflow.graph import FlatGraph, Node, load
 from tauguard_strategies.workflow.options import WorkflowOptions
 from tauguard_strategies.workflow.tracker import RequestRecord, Tracker
 from tauguard_strategies.workflow.verifier import VerifierOutcome, build_messages, judge, prefix
+from tauguard.dialogue.guards import dialogue_judge
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import (
     GUARD_ERROR_RULE,
@@ -45,7 +46,7 @@ class WorkflowSession(GuardSession):
         self.context = context
         self.options = options
         self.graph: FlatGraph = load(context.domain)
-        self.tracker = Tracker(self.graph, context.tool_types)
+        self.tracker = Tracker(self.graph, context.tool_types, dialogue_judge(options.dialogue, context))
         self.use_llm = bool(context.guard_llm) and options.variant != "self"
         self.system = prefix(context.policy, self.graph, options.variant == "raw") if self.use_llm else ""
         self.verifier_failed = False

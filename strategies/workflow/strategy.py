@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from tauguard_strategies.workflow.options import WorkflowOptions
+from tauguard_strategies.workflow.options import WorkflowAblationOptions, WorkflowOptions
 from tauguard_strategies.workflow.session import WorkflowSession
 from tauguard.guard import GuardSession, SessionContext, Strategy
 
@@ -21,8 +21,8 @@ class WorkflowStrategy(Strategy):
 
     def __init__(self, options: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(options)
-        if self.variant is not None:
-            self.options = self.options.model_copy(update={"variant": self.variant})
+        if self.variant is not None:  # an ablation: its options plus its fixed variant
+            self.options = WorkflowOptions(**self.options.model_dump(), variant=self.variant)
 
     def new_session(self, context: SessionContext) -> GuardSession:
         return WorkflowSession(context, self.options)
@@ -31,10 +31,12 @@ class WorkflowStrategy(Strategy):
 class WorkflowRawStrategy(WorkflowStrategy):
     """PolicyGuide-Raw ablation: the raw policy instead of the graph, same verifier and schedule."""
 
+    options_model = WorkflowAblationOptions
     variant = "raw"
 
 
 class WorkflowSelfStrategy(WorkflowStrategy):
     """PolicyGuide-Self ablation: the graph in the agent's prompt, no external verifier or intercept."""
 
+    options_model = WorkflowAblationOptions
     variant = "self"

@@ -17,12 +17,12 @@ from pydantic import BaseModel, Field
 
 from tauguard_strategies.workflow.graph import FlatGraph, Node
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.process.score import confirmed
+from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
+from tauguard.dialogue.polarity import is_short_answer
 
 TRANSFER_TOOL = "transfer_to_human_agents"
 _DEVICE_REPORT = re.compile(r"\bI did (\w+)")
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
-_SHORT_ANSWER = re.compile(r"^\W*(yes|no|ok(ay)?|sure|thanks?|thank you)\b", re.IGNORECASE)
 
 
 class RequestRecord(BaseModel):
@@ -62,9 +62,10 @@ class WorkflowState(BaseModel):
 class Tracker:
     """Updates :class:`WorkflowState` from new conversation events."""
 
-    def __init__(self, graph: FlatGraph, tool_types: dict[str, str]) -> None:
+    def __init__(self, graph: FlatGraph, tool_types: dict[str, str], judge: DialogueJudge = NEUTRAL) -> None:
         self.graph = graph
         self.tool_types = tool_types
+        self.judge = judge  # who judges an explicit yes (the strategy's ``dialogue`` option)
         self.state = WorkflowState()
         self._calls: dict[str, ToolCallView] = {}
 
@@ -100,7 +101,7 @@ class Tracker:
         if m:
             self.state.device_reports.append((index, m.group(1)))
             return
-        if _SHORT_ANSWER.match(text):
+        if is_short_answer(text):
             return
         low = text.lower()
         known = {r.type for r in self.state.requests}
@@ -128,18 +129,20 @@ class Tracker:
         return False
 
     def dialogue_satisfies(self, node: Node, call: ToolCallView | None, conversation: Conversation) -> bool:
-        """A dialogue node by the deterministic judge."""
+        """A dialogue node by the tracker's rules; an explicit yes by the dialogue judge."""
         if node.judge == "confirm":
             if call is None:
                 return False
-            last_write = max((i for i, _ in self.state.writes), default=-1)
-            return confirmed(conversation.events[last_write + 1 :], call)
+            try:
+                return self.judge.confirmation(self.graph.domain, view_of(conversation), call).confirmed
+            except Exception:  # noqa: BLE001 -- a failed LLM judge leaves the node unmet (the write is held)
+                return False
         if node.judge == "device_report":
             return any(tool in node.tools for _, tool in self.state.device_reports)
         if node.judge in ("request", "reason"):
             # the user stated something beyond a short answer (the request, the reason)
             return any(
-                e.kind == "user_message" and e.content and not _SHORT_ANSWER.match(e.content) and not _DEVICE_REPORT.search(e.content)
+                e.kind == "user_message" and e.content and not is_short_answer(e.content) and not _DEVICE_REPORT.search(e.content)
                 for e in conversation.events
             )
         return True  # no deterministic judge: advisory

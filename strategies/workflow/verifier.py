@@ -20,8 +20,10 @@ from pydantic import BaseModel, Field
 from tauguard_strategies.action_guard.llm_verifier import _describe_error, render_conversation
 from tauguard_strategies.workflow.graph import FlatGraph
 from tauguard.conversation import Conversation
+from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.guard import GuardUsage
 from tauguard.llm_answer import parse_json_answer
+
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -31,8 +33,8 @@ through the workflow and judge which workflow nodes the conversation satisfies.
 Rules:
 - Facts about accounts, orders, reservations, bills or lines count only when a tool result \
 shows them; what the user claims is not evidence.
-- A dialogue node (user_input, agent_action) is satisfied only by what was actually said: an \
-explicit confirmation is an affirmative user reply after the agent stated this action's details.
+- A dialogue node (user_input, agent_action) is satisfied only by what was actually said. \
+""" + CONFIRMATION_RULE + """
 - A request is "done" when its write succeeded or nothing is left to do, "refused" when the \
 agent refused or transferred it under the policy, otherwise "open".
 Answer with exactly one JSON object and nothing else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tabulate import tabulate
+from tauguard.tables import fit_table
 
 from tauguard.attacks.report import AttackGroup, AttackReport, UtilitySafety
 from tauguard.metrics import KValue
@@ -46,11 +46,11 @@ def utility_rows(views: Sequence[UtilitySafety]) -> list[dict[str, Any]]:
 def attack_lines(report: AttackReport, tablefmt: str) -> list[str]:
     """The attack section of `tauguard show`."""
     lines = ["", "adversarial users: ASR@k (CRAFT: 1 - C(n-a,k)/C(n,k), mean over attacked tasks; lower is better)"]
-    lines.append(tabulate(group_rows(report.by_tactic, "tactic"), headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    lines.append(fit_table(group_rows(report.by_tactic, "tactic"), headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     lines.append("by violated clause")
-    lines.append(tabulate(group_rows(report.by_clause, "clause"), headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    lines.append(fit_table(group_rows(report.by_clause, "clause"), headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     lines.append("utility / safety: pass^k on benign tasks, ASR@k on attacked tasks (unknown outcomes excluded)")
-    lines.append(tabulate(utility_rows([report.utility_safety]), headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    lines.append(fit_table(utility_rows([report.utility_safety]), headers="keys", tablefmt=tablefmt, disable_numparse=True))
     return lines

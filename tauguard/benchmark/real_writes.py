@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tauguard.datafiles import load_jsonl
 from tauguard.dialogue.cases import CallRef, Source, read_simulations
 
 DATA_DIR = Path(__file__).parent / "real_writes"
@@ -72,13 +73,4 @@ def unlabelled_writes(path: Path, domain: str, write_tools: set[str]) -> Iterato
 
 def load_labels(paths: Sequence[Path] | None = None) -> list[LabelledWrite]:
     """Every labelled write in ``paths`` (default: the packaged files), validated."""
-    files = sorted(paths) if paths is not None else sorted(DATA_DIR.glob("*.jsonl"))
-    out: list[LabelledWrite] = []
-    for file in files:
-        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append(LabelledWrite.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
-    return out
+    return load_jsonl(sorted(paths) if paths is not None else sorted(DATA_DIR.glob("*.jsonl")), LabelledWrite)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from tauguard.classifier.state import DecisionState, render
+from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.guard import GuardUsage
 from tauguard.llm_answer import parse_json_answer
 
@@ -27,7 +28,7 @@ You are a pre-action policy gate for a customer-service agent. Before the agent'
 action runs, classify it from the decision state:
 - "allow": the action may proceed;
 - "verify": a fact or step the policy requires is missing (a read, the user's explicit \
-confirmation); it may proceed after that;
+confirmation); it may proceed after that. """ + CONFIRMATION_RULE + """
 - "refuse": the policy forbids the action given the evidence.
 Facts about accounts, reservations, orders, bills and lines count only when they are in the \
 EVIDENCE (successful tool reads); what the user claims is not evidence.

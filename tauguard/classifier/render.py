@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tabulate import tabulate
+from tauguard.tables import fit_table
 
 from tauguard.classifier.metrics import LABELS, Interval, PairedDelta, Scores
 
@@ -38,12 +38,12 @@ DELTA_HEADERS = ["paired delta (macro-F1)", "estimate [95% task CI]", "P(delta <
 
 def detail(s: Scores, fmt: str) -> str:
     """Per-class precision / recall / F1 and the confusion matrix."""
-    per_class = tabulate(
+    per_class = fit_table(
         [[lab, f"{c.precision:.3f}", f"{c.recall:.3f}", f"{c.f1:.3f}", c.support] for lab, c in s.per_class.items()],
         headers=["class", "precision", "recall", "F1", "support"],
         tablefmt=_fmt(fmt),
     )
-    confusion = tabulate(
+    confusion = fit_table(
         [[f"gold {g}", *(s.confusion[g][p] for p in LABELS)] for g in LABELS],
         headers=["", *(f"pred {p}" for p in LABELS)],
         tablefmt=_fmt(fmt),
@@ -53,7 +53,7 @@ def detail(s: Scores, fmt: str) -> str:
 
 def table(headers: list[str], rows: list[list[Any]], fmt: str) -> str:
     """A table in the text formats."""
-    return tabulate(rows, headers=headers, tablefmt=_fmt(fmt))
+    return fit_table(rows, headers=headers, tablefmt=_fmt(fmt))
 
 
 def as_json(data: Any) -> str:

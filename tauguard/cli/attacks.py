@@ -37,13 +37,13 @@ def target_rows(domain: str | None, attack_set: str) -> list[dict[str, Any]]:
 
 def attacks(
     runs: Optional[list[Path]] = typer.Argument(None, help="Attacked run directories; none: list the targets."),
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Targets of one domain (airline, retail, telecom)."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Targets of one domain (airline, retail, telecom). \\[default: every domain]"),
     attack_set: str = typer.Option("policy-violation", "--attack-set", help="policy-violation or a named set (craft-airline)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     ids: bool = typer.Option(False, "--ids", help="Print the attacked task ids of one domain, comma-separated (for --task-ids)."),
 ) -> None:
     """List attack targets, or, given runs, pass^k on benign tasks next to ASR@k on attacked ones (one row per run)."""
-    from tabulate import tabulate
+    from tauguard.tables import fit_table
 
     tablefmt = "github" if fmt == OutputFormat.markdown else "simple"
     if ids:
@@ -59,7 +59,7 @@ def attacks(
             typer.echo(json.dumps(rows, indent=2))
             return
         shown = [{**r, "pattern": json.dumps(r["pattern"]) if r["pattern"] else "-", "premises": len(r["premises"])} for r in rows]
-        typer.echo(tabulate(shown, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+        typer.echo(fit_table(shown, headers="keys", tablefmt=tablefmt, disable_numparse=True))
         return
     from tauguard.attacks.render import utility_rows
     from tauguard.attacks.report import utility_safety
@@ -80,4 +80,4 @@ def attacks(
         return
     if simulated:
         typer.echo(("> **" + SIM_NOTE + "**") if fmt == OutputFormat.markdown else "*** " + SIM_NOTE + " ***")
-    typer.echo(tabulate(utility_rows(views), headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    typer.echo(fit_table(utility_rows(views), headers="keys", tablefmt=tablefmt, disable_numparse=True))

@@ -8,25 +8,38 @@ from typing import Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import (
+    PLAIN_HELP,
+    OutputFormat,
+    check_output_file,
+    fail,
+    merge_task_ids,
+    old_task_option,
+    parse_strategy_options,
+    ranged,
+    show_progress,
+    task_ids_option,
+)
 
 
 def audit(
     run_dir: Path = typer.Argument(..., help="A run directory (e.g. made by `tauguard import`)."),
     strategy: list[str] = typer.Option(..., "--strategy", "-s", help="Strategy to audit (repeatable)."),
     strategy_option: Optional[list[str]] = typer.Option(
-        None, "--strategy-option", help="KEY=VALUE option for the strategies (repeatable)."
+        None, "--strategy-option", help="KEY=VALUE option for the strategies (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
     follow_reads: bool = typer.Option(
         False, "--follow-reads", help="After a VERIFY naming reads, perform them and gate again (reported separately)."
     ),
     writes: bool = typer.Option(False, "--writes", help="List every held write (task, trial, step, rule id, reason)."),
-    guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="A litellm model for LLM-backed guards."),
-    task: Optional[list[str]] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the full report as JSON here."),
+    guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="A litellm model for LLM-backed guards. \\[default: none]"),
+    task_ids: Optional[list[str]] = task_ids_option(),
+    task: Optional[list[str]] = old_task_option(),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the full report as JSON here. \\[default: none]"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
-    progress: bool = typer.Option(False, "--progress", help="Print progress to stderr."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the simulations over (joblib)."),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    progress: bool = typer.Option(False, "--progress", hidden=True),  # old spelling of --plain (one release)
+    workers: int = typer.Option(1, "--workers", **ranged("--workers"), help="Processes to spread the simulations over (joblib)."),
     labels: Optional[list[Path]] = typer.Option(
         None, "--labels", help="Labelled real-write files (JSONL, tauguard.benchmark.real_writes schema); default: the packaged benchmark."
     ),
@@ -46,6 +59,7 @@ def audit(
     if output is not None:
         check_output_file(output, "-o/--output")
     options = parse_strategy_options(strategy_option)
+    task = merge_task_ids(task_ids, task)
     for name in strategy:
         try:
             get_strategy_class(name)
@@ -67,11 +81,12 @@ def audit(
     from tauguard.trajectories.render import render_audit
 
     ticker = None
-    if progress:
+    shown, as_lines = show_progress(plain or progress)
+    if shown:
 
         def ticker(done: int, total: int) -> None:
             if done == total or done % 10 == 0:
-                end = "\n" if done == total or not is_tty() else "\r"
+                end = "\n" if done == total or as_lines else "\r"
                 sys.stderr.write(f"  {done}/{total} simulations{end}")
 
     from tauguard.benchmark.real_writes import load_labels

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs
+from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
 
 
 class CheckFormat(str, Enum):
@@ -39,13 +39,13 @@ class SubsetChoice(str, Enum):
 
 def check(
     run: Path = typer.Argument(..., help="The run to gate (the candidate)."),
-    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline run to compare against."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline run to compare against. \\[default: none: floors only]"),
     metric: str | None = typer.Option(
         None,
         "--metric",
         help="pass^K, pass@K or asr@K for the baseline check (default: pass^ at the largest k every common task has).",
     ),
-    margin: float = typer.Option(0.05, "--margin", min=0.0, help="Non-inferiority margin on Δ."),
+    margin: float = typer.Option(0.05, "--margin", **ranged("--margin"), help="Non-inferiority margin on Δ."),
     mode: ModeChoice = typer.Option(
         ModeChoice.non_inferiority,
         "--mode",
@@ -55,22 +55,22 @@ def check(
     min_tasks: int | None = typer.Option(
         None,
         "--min-tasks",
-        min=1,
+        **ranged("--min-tasks"),
         help="Fewest compared tasks a baseline check accepts (default: 6 at 95% confidence, the fewest "
         "with which the sign-flip test can reject).",
     ),
     allow_partial: bool = typer.Option(
         False, "--allow-partial", help="Gate an incomplete run (not completed, or units missing) instead of failing."
     ),
-    floors: Path | None = typer.Option(None, "--floors", help="TOML file of absolute floors (see configs/ci.toml)."),
+    floors: Path | None = typer.Option(None, "--floors", help="TOML file of absolute floors (see configs/ci.toml). \\[default: none]"),
     fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (human summary), json or markdown"),
-    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one test case per check)."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one test case per check). \\[default: none]"),
     github_summary: bool = typer.Option(
         False, "--github-summary", help="Append a markdown summary to $GITHUB_STEP_SUMMARY when set."
     ),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap."),
-    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap resamples."),
-    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="Tasks of the baseline comparison."),
 ) -> None:
     """Gate a run: non-inferiority (or regression) against a baseline, and/or absolute floors.

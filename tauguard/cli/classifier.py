@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, check_output_file, fail
+from tauguard.cli.common import OutputFormat, check_output_file, fail, ranged
 
 app = typer.Typer(
     help="The learned classifier gate: train on probes, evaluate, and run the paper's ablations (see docs/classifier.md).",
@@ -55,14 +55,14 @@ def train(
     output: Path = typer.Option(..., "--output", "-o", help="Where to write the artifact (joblib)."),
     representation: str = typer.Option("structured", "--representation", "-r", help=REPRESENTATION_HELP),
     retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory (retriever encoder)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the classifier and of the mismatched / injected clause draws."),
-    c: float = typer.Option(1.0, "--C", help="Inverse regularisation strength of the logistic regression."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory (retriever encoder). \\[default: none]"),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the classifier and of the mismatched / injected clause draws."),
+    c: float = typer.Option(1.0, "--C", **ranged("--C"), help="Inverse regularisation strength of the logistic regression."),
     train_policy: str = typer.Option(
         "gold", "--train-policy", help="The clause in the training states: gold (the paper), retrieved (as deployed) or none."
     ),
-    test: Optional[Path] = typer.Option(None, "--test", help="Also evaluate on these (disjoint) probes, retrieved clause."),
-    resamples: int = typer.Option(2000, "--resamples", help="Task-clustered bootstrap resamples."),
+    test: Optional[Path] = typer.Option(None, "--test", help="Also evaluate on these (disjoint) probes, retrieved clause. \\[default: none]"),
+    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """Train the classifier (TF-IDF + class-balanced logistic regression) on gold-clause states
@@ -107,10 +107,10 @@ def eval_(
     artifact_path: Path = typer.Option(..., "--artifact", "-a", help="A trained artifact (tauguard classifier train)."),
     probes: Path = typer.Option(..., "--probes", "-p", help="Test probes, disjoint from the training probes."),
     policy: str = typer.Option("retrieved", "--policy", help=POLICY_HELP),
-    versus: Optional[str] = typer.Option(None, "--versus", help="A second policy input: paired comparison on the same probes."),
-    representation: Optional[str] = typer.Option(None, "--representation", "-r", help="Expected representation (an artifact trained on another is an error)."),
-    resamples: int = typer.Option(2000, "--resamples", help="Task-clustered bootstrap resamples."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    versus: Optional[str] = typer.Option(None, "--versus", help="A second policy input: paired comparison on the same probes. \\[default: none]"),
+    representation: Optional[str] = typer.Option(None, "--representation", "-r", help="Expected representation (an artifact trained on another is an error). \\[default: the artifact's]"),
+    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Bootstrap seed."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """Per-class precision / recall / F1, macro-F1 with a task-clustered bootstrap CI and the
@@ -156,10 +156,10 @@ def ablate(
     test_path: Path = typer.Option(..., "--test", help="Test probes (disjoint)."),
     retriever: str = typer.Option("bm25", "--retriever", help="Retriever of the retrieved / injected clause: " + RETRIEVER_HELP),
     retrievers: str = typer.Option("bm25,tfidf", "--retrievers", help="Retrievers of the recall@k table (comma-separated)."),
-    encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory."),
-    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection."),
-    seed: int = typer.Option(0, "--seed", help="Seed of training, clause draws and the bootstrap."),
-    resamples: int = typer.Option(2000, "--resamples", help="Task-clustered bootstrap resamples."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory. \\[default: none]"),
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection. \\[default: all four]"),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of training, clause draws and the bootstrap."),
+    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """The paper's measurements: Table 1 (policy input gold / retrieved / mismatched / none),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from enum import Enum
 from typing import Any, NoReturn
@@ -24,9 +25,39 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
+def error_line(message: str) -> str:
+    """``error: message``, with every credential value and URL userinfo scrubbed (an error may
+    quote a flag's value, e.g. an address with a password in it)."""
+    from tauguard.secrets import scrub
+
+    return scrub(f"error: {message}")
+
+
+_notice = {"shown": False}
+
+
+def startup_notice(text: str) -> None:
+    """On a terminal, say what the process is doing before a slow start (τ² and litellm take
+    seconds to import, more under load), on a line the next output replaces. Logs get
+    nothing: their first line stays the first real output (or the one ``error:`` line)."""
+    if sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true"):
+        sys.stderr.write(text + "\r")
+        sys.stderr.flush()
+        _notice["shown"] = True
+
+
+def clear_startup_notice() -> None:
+    """Erase the start-up line (if any) before the first real output."""
+    if _notice["shown"]:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+        _notice["shown"] = False
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one clear line to stderr and exit (2 = usage or input error by default)."""
-    typer.echo(f"error: {message}", err=True)
+    clear_startup_notice()
+    typer.echo(error_line(message), err=True)
     raise typer.Exit(code)
 
 
@@ -86,3 +117,80 @@ def check_output_file(path: Any, flag: str) -> None:
         output_target(path, flag)
     except OutputPathError as exc:
         fail(exc.first_line())
+
+
+# ANSI escape sequences (CSI ... final byte, OSC ... BEL/ST, two-byte ESC x), then any other
+# C0/C1 control character but newline and tab.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without terminal escape codes or control characters (newlines and tabs kept).
+
+    Imported files and provider errors are foreign text: printed raw, an escape sequence in a
+    model name could recolour, retitle or clear the user's terminal.
+    """
+    return _ESCAPES.sub("", text)
+
+
+def _finite(value: Any) -> Any:
+    # click's ranges let NaN through (every comparison with NaN is false).
+    if isinstance(value, float) and value != value:
+        raise typer.BadParameter("must be a number, got nan")
+    return value
+
+
+def ranged(flag: str) -> dict[str, Any]:
+    """``typer.Option`` keywords for the documented range of ``flag`` (tauguard.bounds): an
+    out-of-range or NaN value is a usage error naming the range."""
+    from tauguard.bounds import BOUNDS
+
+    b = BOUNDS[flag]
+    return {"min": b.low, "max": b.high, "callback": _finite}
+
+
+TASK_IDS_HELP = "Only these task ids: comma-separated and/or repeated (one domain). \\[default: every task]"
+PLAIN_HELP = "Progress as plain lines on stderr (for logs); default: one updating line on a terminal."
+
+
+def task_ids_option() -> Any:
+    """``--task-ids``: the one spelling of task selection in every command."""
+    return typer.Option(None, "--task-ids", help=TASK_IDS_HELP)
+
+
+def old_task_option() -> Any:
+    """``--task``: the old spelling of ``--task-ids`` (hidden; kept for one release)."""
+    return typer.Option(None, "--task", hidden=True)
+
+
+def merge_task_ids(*given: list[str] | None) -> list[str] | None:
+    """The task ids of ``--task-ids`` (and its old spellings): commas split, order kept,
+    duplicates dropped; None when none of the options was given. Given but empty
+    (``--task-ids ""``) is an error: leaving the option out selects every task."""
+    if all(g is None for g in given):
+        return None
+    ids: list[str] = []
+    for items in given:
+        for item in items or []:
+            ids += [t.strip() for t in item.split(",") if t.strip() and t.strip() not in ids]
+    if not ids:
+        fail("--task-ids needs at least one task id (leave it out to select every task)")
+    return ids
+
+
+def show_progress(plain: bool) -> tuple[bool, bool]:
+    """(show progress at all, as plain lines) for a command whose progress is optional:
+    an updating line when stderr is a terminal, plain lines with ``--plain``."""
+    on_terminal = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+    return plain or on_terminal, plain
+
+
+def packaged_default(key: str) -> str:
+    """``[default: VALUE]`` for a help text, from the packaged default run config (the same
+    file `run` reads, so the help cannot drift from it); "none" when the key is unset."""
+    from tauguard.datafiles import read_toml
+    from tauguard.defaults import default_config
+
+    value = read_toml(default_config()).get(key)
+    shown = "none" if value is None else ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return f"\\[default: {shown}]"  # escaped: typer's help is rich markup

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import fail, note_live_runs
+from tauguard.cli.common import fail, note_live_runs, ranged
 
 
 class CompareFormat(str, Enum):
@@ -32,13 +32,13 @@ def compare(
     fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", help="table, json, markdown or csv"),
     tasks: bool = typer.Option(False, "--tasks", help="List the per-task differences at the primary k."),
     primary_k: int | None = typer.Option(
-        None, "--primary-k", min=1, help="Declared primary k (default: the largest k both runs share)."
+        None, "--primary-k", **ranged("--primary-k"), help="Declared primary k (default: the largest k both runs share)."
     ),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap and permutation draws."),
-    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap and Monte Carlo resamples."),
-    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap and permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap and Monte Carlo resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation or mutation tasks."),
-    domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain."),
+    domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain. \\[default: every domain]"),
 ) -> None:
     """Compare runs task by task: Δpass^k with paired bootstrap CI, permutation p, McNemar.
 

@@ -66,7 +66,7 @@ def import_(
     results: Path = typer.Argument(..., help="A τ² results file (results.json or .json.gz)."),
     name: Optional[str] = typer.Option(None, "--name", help="Run id (default imported-<domain>-<agent>-<sha8>)."),
     out: Path = typer.Option(Path("runs"), "--out", help="Parent directory of the run."),
-    domain: Optional[str] = typer.Option(None, "--domain", help="The domain, for files that do not record one."),
+    domain: Optional[str] = typer.Option(None, "--domain", help="The domain, for files that do not record one. \\[default: the file's own]"),
     relabel: bool = typer.Option(
         False, "--relabel",
         help="Import simulations whose recorded checks are another task's gold under that task (else excluded).",

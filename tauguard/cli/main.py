@@ -10,10 +10,29 @@ from typing import Any
 
 import typer
 
-from tauguard.cli.common import fail, quiet_environment
+from tauguard.cli.common import error_line, fail, quiet_environment
 from tauguard.errors import TauguardInputError
 
 quiet_environment()
+
+
+def _hide_flag_placeholders() -> None:
+    """Typer's rich help prints ``<bool>`` in the type column of every flag (``--plain``,
+    ``--help``); a flag takes no value, so its type column stays empty."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_tauguard", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._tauguard = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_hide_flag_placeholders()
 
 app = typer.Typer(
     name="tauguard",
@@ -21,12 +40,27 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"tauguard {version('tauguard')}")
+        except PackageNotFoundError:  # a source tree that was never installed
+            typer.echo("tauguard (not installed)")
+        raise typer.Exit(0)
+
 
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", "-V", is_eager=True, callback=_version, help="Print tauguard's version and exit."
+    ),
+) -> None:
     """Compare runtime guarding strategies for tool-calling agents on tau2-bench.
 
     Runs with the built-in `sim` model are simulations, never findings about real LLMs.
@@ -41,13 +75,14 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.report", "report", "report"),
-    ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.faults", "app", "faults"),
     ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
     ("tauguard.cli.audit", "audit", "audit"),
     ("tauguard.cli.workflow", "app", "workflow"),
     ("tauguard.cli.classifier", "app", "classifier"),
+    ("tauguard.cli.dialogue", "app", "dialogue"),
 ]
 
 def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,7 +131,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except TauguardInputError as exc:  # raised outside a command body (e.g. while parsing)
-        typer.echo(f"error: {exc.first_line()}", err=True)
+        typer.echo(error_line(exc.first_line()), err=True)
         sys.exit(2)
     except typer.Abort:
         typer.echo("aborted", err=True)
@@ -104,6 +139,6 @@ def main() -> None:
     except _click_error_types() as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)  # help was printed
-        typer.echo(f"error: {exc.format_message()}", err=True)  # type: ignore[attr-defined]
+        typer.echo(error_line(exc.format_message()), err=True)  # type: ignore[attr-defined]
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -8,7 +8,19 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, check_output_file, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import (
+    PLAIN_HELP,
+    OutputFormat,
+    check_output_file,
+    fail,
+    is_tty,
+    merge_task_ids,
+    old_task_option,
+    parse_strategy_options,
+    ranged,
+    show_progress,
+    task_ids_option,
+)
 
 app = typer.Typer(
     help="Gate probes: pre-action decision states labelled allow / verify / refuse (see docs/probes.md).",
@@ -29,14 +41,16 @@ def _progress(enabled: bool) -> Any:
 
 @app.command("build")
 def build(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (required without --from-run)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: train, test or base."),
     output: Path = typer.Option(..., "--output", "-o", help="The JSONL file to write."),
-    task: Optional[list[str]] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
+    task_ids: Optional[list[str]] = task_ids_option(),
+    task: Optional[list[str]] = old_task_option(),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="Format of the counts: table, json or markdown."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each task id as it is built."),
+    plain: bool = typer.Option(False, "--plain", help="Print each task id on stderr as it is built."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", hidden=True),  # old spelling of --plain (one release)
     from_run: Optional[Path] = typer.Option(
-        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`)."
+        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`). \\[default: none]"
     ),
 ) -> None:
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
@@ -48,11 +62,13 @@ def build(
     from tauguard.probes.render import render_counts
 
     check_output_file(output, "-o/--output")
+    task = merge_task_ids(task_ids, task)
+    verbose = plain or verbose
     if from_run is not None:
         from tauguard.store import RunLoadError
 
         if domain is not None or task:
-            fail("--from-run takes the run's own domain and tasks; drop --domain/--task")
+            fail("--from-run takes the run's own domain and tasks; drop --domain/--task-ids")
         try:
             probes = build_probes_from_run(str(from_run), progress=_progress(verbose))
         except RunLoadError as exc:
@@ -86,9 +102,10 @@ def eval_(
     probes: Path = typer.Option(..., "--probes", "-p", help="A JSONL probe file (`tauguard probes build`)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     strategy_option: Optional[list[str]] = typer.Option(
-        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."
+        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
-    progress: bool = typer.Option(False, "--progress", help="Print progress to stderr."),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    progress: bool = typer.Option(False, "--progress", hidden=True),  # old spelling of --plain (one release)
 ) -> None:
     """Run a strategy's gate on every probe (after replaying its prefix) and report the
     confusion matrix, per-class precision/recall/F1, macro-F1, the false-block rate on allow
@@ -101,11 +118,12 @@ def eval_(
     options = validated_options(strategy, parse_strategy_options(strategy_option))  # errors: exit 2 in main
     items = read_probes(probes)  # ProbeFileError: one line, exit 2 (tauguard.cli.main)
     ticker = None
-    if progress:
+    shown, as_lines = show_progress(plain or progress)
+    if shown:
 
         def ticker(done: int, total: int) -> None:
             if done == total or done % 25 == 0:
-                end = "\n" if done == total or not is_tty() else "\r"
+                end = "\n" if done == total or as_lines else "\r"
                 sys.stderr.write(f"  {done}/{total} probes{end}")
 
     try:
@@ -137,7 +155,7 @@ class _SweepProgress:
 def sweep_(
     strategy: str = typer.Option(..., "--strategy", "-s", help="Strategy name (see `tauguard strategies`)."),
     strategy_option: Optional[list[str]] = typer.Option(
-        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."
+        None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
     domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: base, train or test."),
@@ -145,8 +163,8 @@ def sweep_(
         True, "--follow-reads/--no-follow-reads",
         help="Perform the reads a VERIFY asks for and gate again, as a compliant agent would (the headline figure).",
     ),
-    task_ids: Optional[list[str]] = typer.Option(None, "--task-ids", help="Only these task ids (one --domain; repeatable or comma-separated)."),
-    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", min=1, help="Only the first N tasks of the split per domain."),
+    task_ids: Optional[list[str]] = task_ids_option(),
+    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", **ranged("--num-tasks"), help="Only the first N tasks of the split per domain. \\[default: all]"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     plain: bool = typer.Option(False, "--plain", help="Plain progress lines instead of one updating line."),
 ) -> None:
@@ -162,7 +180,7 @@ def sweep_(
     unknown = [d for d in domains if d not in t2.DOMAINS]
     if unknown:
         fail(f"unknown domain '{unknown[0]}'; allowed: {', '.join(t2.DOMAINS)}")
-    ids = [t for item in (task_ids or []) for t in item.split(",") if t] or None
+    ids = merge_task_ids(task_ids)
     if ids and len(domains) != 1:
         fail("--task-ids needs a single --domain (task ids are per domain)")
     try:

@@ -72,6 +72,48 @@ def status_text(progress: "Progress", tally: UsageTally) -> str:
     return f"{stats} · {usage}" if usage else stats
 
 
+class Eta:
+    """Time remaining, from the completion rate measured in this process only.
+
+    Start-up (imports, warm-up, forking) happens before the first unit finishes, and units
+    recorded before a resume finished in another process: counting either makes the estimate
+    many times too high. So the rate is taken between this process's first and latest
+    completions, and there is no estimate until ``min_intervals`` such intervals are seen.
+    """
+
+    def __init__(self, min_intervals: int = 2, clock: Any = time.perf_counter) -> None:
+        self.min_intervals = min_intervals
+        self._clock = clock
+        self._first: float | None = None
+        self._last: float | None = None
+        self._seen = 0
+
+    def observe(self) -> None:
+        """One unit finished now."""
+        now = self._clock()
+        if self._first is None:
+            self._first = now
+        self._last = now
+        self._seen += 1
+
+    def seconds_left(self, remaining: int) -> float | None:
+        """Seconds until ``remaining`` more units finish at the measured rate; None: not known yet."""
+        intervals = self._seen - 1
+        if intervals < self.min_intervals or self._first is None or self._last is None or self._last <= self._first:
+            return None
+        return remaining * (self._last - self._first) / intervals
+
+    def text(self, remaining: int) -> str:
+        """``eta 12s`` style text: ``-`` until the rate is known, ``0s`` when nothing is left."""
+        if remaining <= 0:
+            return "0s"
+        left = self.seconds_left(remaining)
+        if left is None:
+            return "-"
+        minutes, seconds = divmod(int(round(left)), 60)
+        return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
+
+
 class RunDisplay:
     """A rich progress bar on a terminal; plain lines in CI logs."""
 
@@ -79,15 +121,17 @@ class RunDisplay:
         self.plain = plain
         self.total = total
         self.tally = UsageTally()
+        self.eta = Eta()
         self._progress: Any = None
         if not plain:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
 
+            # Our own ETA column: rich's counts the start-up in its rate (see Eta).
             self._progress = RichProgress(
                 TextColumn("[bold]simulations"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False,
+                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"), transient=False,
             )
-            self._task = self._progress.add_task("run", total=total, completed=already, stats="")
+            self._task = self._progress.add_task("run", total=total, completed=already, stats="", eta="-")
             self._progress.start()
         elif already:
             typer.echo(f"{already}/{total} simulations already done", err=True)
@@ -95,19 +139,16 @@ class RunDisplay:
     def update(self, record: "TrialRecord", progress: "Progress") -> None:
         """Show one finished unit."""
         self.tally.add(record)
+        self.eta.observe()
         stats = status_text(progress, self.tally)
+        eta = self.eta.text(progress.total - progress.done)
         if self._progress is not None:
-            self._progress.update(self._task, completed=progress.done, stats=stats)
+            self._progress.update(self._task, completed=progress.done, stats=stats, eta=eta)
             return
         # Plain mode is for logs: about 50 lines per run, plus every failure and error.
         every = max(1, progress.total // 50)
         if record.success and progress.done % every and progress.done != progress.total:
             return
-        elapsed = time.perf_counter() - progress.started
-        remaining = progress.total - progress.done
-        finished = progress.scored + progress.errors
-        # An estimate from the first unit or two is mostly start-up: wait for a few.
-        eta = f"{elapsed / finished * remaining:.0f}s" if finished >= 3 else "-"
         status = "ERROR" if record.error else ("pass" if record.success else "fail")
         typer.echo(
             f"[{progress.done}/{progress.total}] {record.domain}/{record.task_id} trial {record.trial}: {status} "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import check_output_file, fail, note_live_runs
+from tauguard.cli.common import check_output_file, fail, note_live_runs, ranged
 
 
 class ModeChoice(str, Enum):
@@ -22,17 +22,17 @@ def report(
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="HTML file to write."),
     title: str | None = typer.Option(None, "--title", help="Page title (default: the run ids)."),
     primary_k: int | None = typer.Option(
-        None, "--primary-k", min=1, help="Declared primary k (default: the largest k the runs share)."
+        None, "--primary-k", **ranged("--primary-k"), help="Declared primary k (default: the largest k the runs share)."
     ),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the bootstrap and permutation draws."),
-    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap and Monte Carlo resamples."),
-    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI confidence level."),
-    floors: Path | None = typer.Option(None, "--floors", help="TOML floors file: add `check` results per run."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap and permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap and Monte Carlo resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
+    floors: Path | None = typer.Option(None, "--floors", help="TOML floors file: add `check` results per run. \\[default: none]"),
     baseline: Path | None = typer.Option(
-        None, "--baseline", help="Gate every other run against this run (as `tauguard check --baseline`)."
+        None, "--baseline", help="Gate every other run against this run (as `tauguard check --baseline`). \\[default: none]"
     ),
-    metric: str | None = typer.Option(None, "--metric", help="pass^K or pass@K of the baseline gate."),
-    margin: float = typer.Option(0.05, "--margin", min=0.0, help="Non-inferiority margin of the baseline gate."),
+    metric: str | None = typer.Option(None, "--metric", help="pass^K or pass@K of the baseline gate. \\[default: pass^K at the primary k]"),
+    margin: float = typer.Option(0.05, "--margin", **ranged("--margin"), help="Non-inferiority margin of the baseline gate."),
     mode: ModeChoice = typer.Option(ModeChoice.non_inferiority, "--mode", help="non-inferiority or regression."),
 ) -> None:
     """Write one self-contained HTML report: pass^k curves, Δpass^k forest plot, task grid, trials.

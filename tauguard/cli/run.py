@@ -12,7 +12,18 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional
 
 import typer
 
-from tauguard.cli.common import EXIT_INCOMPLETE, fail, is_tty, parse_strategy_options
+from tauguard.cli.common import (
+    EXIT_INCOMPLETE,
+    clear_startup_notice,
+    error_line,
+    fail,
+    is_tty,
+    merge_task_ids,
+    packaged_default,
+    parse_strategy_options,
+    startup_notice,
+    task_ids_option,
+)
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
@@ -49,57 +60,65 @@ def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | 
 
 
 def run(
-    strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Strategy name (see `tauguard strategies`)."),
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (comma-separate several)."),
-    trials: Optional[int] = typer.Option(None, "-k", "--trials", help="Trials per task; pass^1..pass^k are reported."),
-    split: Optional[str] = typer.Option(None, "--split", help="tau2 task split: base, train or test."),
-    task_ids: Optional[str] = typer.Option(None, "--task-ids", help="Comma-separated task ids (one domain)."),
-    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", help="Run only the first N tasks of the split."),
-    agent_llm: Optional[str] = typer.Option(None, "--agent-llm", help="litellm model string, or 'sim'."),
-    user_llm: Optional[str] = typer.Option(None, "--user-llm", help="litellm model string, or 'sim'."),
-    guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="litellm model for LLM-backed guards."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Strategy name (see `tauguard strategies`). " + packaged_default("strategy")),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (comma-separate several). " + packaged_default("domains")),
+    trials: Optional[int] = typer.Option(None, "-k", "--trials", help="Trials per task (1..1000); pass^1..pass^k are reported. " + packaged_default("trials")),
+    split: Optional[str] = typer.Option(None, "--split", help="tau2 task split: base, train or test. " + packaged_default("split")),
+    task_ids: Optional[list[str]] = task_ids_option(),
+    num_tasks: Optional[int] = typer.Option(None, "--num-tasks", help="Run only the first N tasks of the split. \\[default: all]"),
+    agent_llm: Optional[str] = typer.Option(None, "--agent-llm", help="litellm model string, or 'sim'. " + packaged_default("agent_llm")),
+    user_llm: Optional[str] = typer.Option(None, "--user-llm", help="litellm model string, or 'sim'. " + packaged_default("user_llm")),
+    guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="litellm model for LLM-backed guards. " + packaged_default("guard_llm")),
     llm_args: Optional[str] = typer.Option(
-        None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\'.'
+        None, "--llm-args", help='JSON per role, e.g. \'{"agent": {"temperature": 0, "api_base": "http://..."}}\' \\[default: temperature 0 per role, from the packaged config]'
     ),
     no_key: Optional[bool] = typer.Option(
-        None, "--no-key", help="The api_base servers (local vLLM, ollama...) need no API key: none is looked up or sent."
+        None, "--no-key", help="The api_base servers (local vLLM, ollama...) need no API key: none is looked up or sent. \\[default: false]"
     ),
-    strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable)."),
-    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path."),
-    attack: Optional[str] = typer.Option(None, "--attack", help="Adversarial user tactic: insist, emotional, false-premise, authority, planner (docs/attacks.md)."),
-    attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation (default) or a named set (craft-airline)."),
-    attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers."),
+    strategy_option: Optional[list[str]] = typer.Option(None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable; `tauguard strategies` lists each option's default)."),
+    faults: Optional[str] = typer.Option(None, "--faults", help="Fault profile for the sim agent: none, realistic, procedural (see `tauguard faults`) or a TOML path. " + packaged_default("faults")),
+    attack: Optional[str] = typer.Option(None, "--attack", help="Adversarial user tactic: insist, emotional, false-premise, authority, planner (docs/attacks.md). \\[default: none]"),
+    attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation or a named set (craft-airline). \\[default: policy-violation]"),
+    attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only). \\[default: none: a deterministic plan from data]"),
+    sim_feedback: Optional[str] = typer.Option(
+        None, "--sim-feedback",
+        help="How the sim agent reacts to a guard: feedback (from the decision and the conversation) or "
+        "oracle (from the gold plan: an upper bound on guard gains). \\[default: feedback]",
+    ),
+    uptake: Optional[str] = typer.Option(
+        None, "--uptake", help="Sim agent's uptake of guard feedback (0..1), replacing the profile's; several (0.2,0.5,0.8) run one run each. \\[default: the profile's]"
+    ),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers (1..1024). " + packaged_default("workers")),
     backend: Optional[str] = typer.Option(
         None, "--backend",
         help="Where units run: fork (default on Linux: workers forked from the warm run process), loky (default "
         "elsewhere), threading, multiprocessing (joblib, this machine), ray or dask "
-        "(a cluster: pip install 'tauguard\\[ray]' / 'tauguard\\[dask]').",
+        "(a cluster: pip install 'tauguard\\[ray]' / 'tauguard\\[dask]'). " + packaged_default("backend"),
     ),
     address: Optional[str] = typer.Option(
         None, "--address",
         help="The existing cluster for --backend ray (ray://HOST:10001, HOST:6379, auto) or dask (tcp://HOST:8786); "
-        "default: a local cluster of --workers processes, shut down after the run.",
+        "\\[default: a local cluster of --workers processes, shut down after the run]",
     ),
     concurrency: Optional[int] = typer.Option(
         None, "--concurrency", "-c",
-        help="Simulations in flight (threads when a real LLM is in play; default 8 per worker, sim: one per worker).",
+        help="Simulations in flight (1..4096; threads when a real LLM is in play). \\[default: 8 per worker with a real LLM, one per worker in sim mode]",
     ),
     rate_limit: Optional[list[str]] = typer.Option(
-        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for a model, shared by the run (repeatable)."
+        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for a model, shared by the run (repeatable). \\[default: no limit]"
     ),
     max_cost: Optional[float] = typer.Option(
-        None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it."
+        None, "--max-cost", help="USD: no new simulation starts once the run's recorded cost reaches it. \\[default: no limit]"
     ),
     cache: Optional[str] = typer.Option(
-        None, "--cache", help="Directory of stored completions: a repeated request is answered from it at $0 (deterministic re-runs)."
+        None, "--cache", help="Directory of stored completions: a repeated request is answered from it at $0 (deterministic re-runs). \\[default: no cache]"
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (faults, sim behaviour, LLM seeds)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit."),
-    name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out)."),
-    out: Optional[str] = typer.Option(None, "--out", help="Directory holding runs (default runs/)."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Resume an interrupted run directory."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML run config; flags override it."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (0..2000000; faults, sim behaviour, LLM seeds). " + packaged_default("seed")),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit. " + packaged_default("max_steps")),
+    name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out). \\[default: STRATEGY-DOMAIN-UTC timestamp]"),
+    out: Optional[str] = typer.Option(None, "--out", help="Directory holding runs. " + packaged_default("out")),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Resume an interrupted run directory (only --workers/--backend/--address/--concurrency/--max-cost may change). \\[default: none: a new run]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="TOML run config; flags override it. \\[default: the packaged tauguard/defaults/default.toml]"),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and exit."),
     plain: bool = typer.Option(False, "--plain", help="Plain progress lines instead of a progress bar."),
     fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
@@ -124,7 +143,7 @@ def run(
         "domains": _split_list(domain),
         "trials": trials,
         "split": split,
-        "task_ids": _split_list(task_ids),
+        "task_ids": merge_task_ids(task_ids),
         "num_tasks": num_tasks,
         "agent_llm": agent_llm,
         "user_llm": user_llm,
@@ -136,6 +155,7 @@ def run(
         "attack": attack,
         "attack_set": attack_set,
         "attack_llm": attack_llm,
+        "sim_feedback": sim_feedback,
         "workers": workers,
         "backend": backend,
         "address": address,
@@ -148,30 +168,61 @@ def run(
         "name": name,
         "out": out,
     }
+    startup_notice("tauguard run: starting (loading τ² and litellm, a few seconds) ...")
     from tauguard.config import resolve_config
     from tauguard.execution import lifecycle
 
+    uptakes = _uptakes(uptake)
     try:
         if resume is not None:
-            _refuse_with_resume(resume, overrides, config)
-            run_plan = lifecycle.plan_resume(
+            _refuse_with_resume(resume, {**overrides, "uptake": uptake}, config)
+            plans = [lifecycle.plan_resume(
                 resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
                 no_key=no_key,
-            )
+            )]
         else:
-            run_plan = lifecycle.plan(resolve_config(config, overrides))
+            plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
     except ValueError as exc:  # the library's one-line user errors
         fail(str(exc))
-    for line in run_plan.warnings:
+    clear_startup_notice()
+    for line in (w for p in plans for w in p.warnings):
         typer.echo(line, err=True)
     if dry_run:
-        typer.echo("\n".join(run_plan.describe()))
+        typer.echo("\n\n".join("\n".join(p.describe()) for p in plans))
         raise typer.Exit(0)
-    _execute(run_plan, plain=plain or not is_tty(), fmt=fmt, verbose=verbose)
+    for run_plan in plans:  # an uptake sweep: one run per value, in order
+        _execute(run_plan, plain=plain or not is_tty(), fmt=fmt, verbose=verbose)
+
+
+def _uptakes(text: str | None) -> list[float]:
+    """The --uptake values (each within [0, 1])."""
+    if text is None:
+        return []
+    values = []
+    for part in _split_list(text) or []:
+        try:
+            value = float(part)
+        except ValueError:
+            fail(f"--uptake must be numbers within [0, 1], got '{part}'")
+        if not 0.0 <= value <= 1.0:
+            fail(f"--uptake must be within [0, 1], got {part}")
+        values.append(value)
+    return values
+
+
+def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, Any]]:
+    """One override set per uptake; several get the run name suffixed ``-uptake<u>``."""
+    if len(uptakes) <= 1:
+        return [{**overrides, "uptake": uptakes[0] if uptakes else None}]
+    import datetime as dt
+
+    base = overrides.get("name") or f"{overrides.get('strategy') or 'run'}-{dt.datetime.now(dt.timezone.utc):%Y%m%d-%H%M%S}"
+    return [{**overrides, "uptake": u, "name": f"{base}-uptake{u:g}"} for u in uptakes]
 
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
+    from tauguard.execution.batch import RunWriteError
     from tauguard.execution.forkpool import WorkerLost
     from tauguard.execution.engines.driver import ClusterUnavailable
     from tauguard.store import RunFolderError
@@ -193,7 +244,7 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     def finish_incomplete(reason: str, resume: str) -> NoReturn:
         for display in shown:
             display.close()
-        typer.echo(f"error: run incomplete: {reason}; resume with: {resume}", err=True)
+        typer.echo(error_line(f"run incomplete: {reason}; resume with: {resume}"), err=True)
         raise typer.Exit(EXIT_INCOMPLETE)
 
     resume = f"tauguard run --resume {run_dir}"
@@ -201,12 +252,20 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
         result = lifecycle.execute(run_plan, on_record=update, on_start=start, verbose=verbose)
     except RunFolderError as exc:
         fail(str(exc))
-    except WorkerLost as exc:
+    except (WorkerLost, RunWriteError) as exc:
         finish_incomplete(str(exc), resume)
     except ClusterUnavailable as exc:  # nothing ran: the run stays pending for a resume
         for display in shown:
             display.close()
         fail(f"{exc}; fix it, then: tauguard run --resume {run_dir} [--address ...]")
+    except OSError as exc:  # a full or read-only disk while writing the run folder
+        where = f" ({exc.filename})" if exc.filename else ""
+        problem = f"cannot write the run folder {run_dir}: {exc.strerror or exc}{where}"
+        if not run_dir.exists():  # nothing to resume: the folder was never made
+            for display in shown:
+                display.close()
+            fail(f"{problem}; free space or fix permissions and run again")
+        finish_incomplete(f"{problem}; free space or fix permissions", resume)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the manifest says which, and how far
         typer.echo("", err=True)
         finish_incomplete(run_plan.manifest.stop_reason or "interrupted", resume)

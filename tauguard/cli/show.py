@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail, note_live_runs
+from tauguard.cli.common import OutputFormat, fail, note_live_runs, terminal_safe
 
 if TYPE_CHECKING:
     from tauguard.summary import RunSummary
@@ -19,7 +19,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def render(summary: "RunSummary", fmt: str) -> str:
     """Render a summary as table or markdown text."""
-    from tabulate import tabulate
+    from tauguard.tables import fit_table
 
     from tauguard.metrics import METRICS
 
@@ -37,6 +37,10 @@ def render(summary: "RunSummary", fmt: str) -> str:
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
         + f"  faults={s.fault_profile}"
     )
+    if s.sim_feedback:
+        from tauguard.execution.lifecycle import describe_feedback
+
+        lines.append(f"sim feedback: {describe_feedback(s.sim_feedback, s.uptake)}")
     lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
     if s.status != "completed" or s.recorded_units < s.planned_units:
         lines.append(
@@ -62,7 +66,7 @@ def render(summary: "RunSummary", fmt: str) -> str:
     lines.append("")
     ks = f"k = 1..{k}" if k else "no evaluated trial yet"
     lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), {ks}")
-    lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    lines.append(fit_table(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     lines.append("")
     verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))
     lines.append(f"guard decisions on WRITE calls: {verdicts}; gave up after retries: {s.guard_retry_exhausted}")
@@ -70,15 +74,17 @@ def render(summary: "RunSummary", fmt: str) -> str:
         lines.append(f"guard LLM calls per trial {s.guard_calls_per_task:.2f}, cost per trial ${_fmt(s.guard_cost_per_task, 4)}")
     if s.faults:
         lines.append("")
-        lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation)")
-        lines.append(tabulate([f.model_dump() for f in s.faults], headers="keys", tablefmt=tablefmt))
+        lines.append("injected faults by class (A argument, T tool read, D dialogue, W workflow, PV policy violation);")
+        lines.append("detected: held by a guard at least once; prevented: never reached the environment")
+        fault_rows = [{**f.model_dump(), "prevented": "-" if f.prevented is None else f.prevented} for f in s.faults]
+        lines.append(fit_table(fault_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if s.attacks is not None:
         from tauguard.attacks.render import attack_lines
 
         lines.extend(attack_lines(s.attacks, tablefmt))
     lines.append("")
     lines.append(
-        tabulate(
+        fit_table(
             [{"role": c.role, "cost $": _fmt(c.cost, 4), "prompt tok": c.prompt_tokens, "completion tok": c.completion_tokens, "messages/calls": c.calls} for c in s.costs],
             headers="keys", tablefmt=tablefmt, disable_numparse=True,
         )
@@ -107,7 +113,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     if fmt == "json":
         typer.echo(summary.model_dump_json(indent=2))
     else:
-        typer.echo(render(summary, fmt))
+        typer.echo(terminal_safe(render(summary, fmt)))
 
 
 def show(

@@ -41,7 +41,7 @@ def strategies(
     if fmt == OutputFormat.json:
         typer.echo(dump_json(rows))
         return
-    from tabulate import tabulate
+    from tauguard.tables import fit_table
 
     markdown = fmt == OutputFormat.markdown
     shown = [
@@ -55,6 +55,6 @@ def strategies(
         for r in rows
     ]
     if markdown:
-        typer.echo(tabulate(shown, headers="keys", tablefmt="github"))
+        typer.echo(fit_table(shown, headers="keys", tablefmt="github"))
     else:
-        typer.echo(tabulate(shown, headers="keys", tablefmt="simple", maxcolwidths=[None, 50, None, 20, 45]))
+        typer.echo(fit_table(shown, headers="keys", tablefmt="simple", maxcolwidths=[None, 50, None, 20, 45]))

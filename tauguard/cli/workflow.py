@@ -66,12 +66,12 @@ def show(
     elif fmt == GraphFormat.mermaid:
         typer.echo(mermaid(graph))
     else:
-        from tabulate import tabulate
+        from tauguard.tables import fit_table
 
         rows = [
             {"node": n.id, "type": n.type, "actor": n.actor, "action": n.tool or n.action, "clauses": ", ".join(n.clauses)}
             for n in graph.nodes.values()
         ]
-        typer.echo(tabulate(rows, headers="keys", tablefmt="simple"))
+        typer.echo(fit_table(rows, headers="keys", tablefmt="simple"))
         requests = [f"{r.id} ({', '.join(r.tools)})" for r in graph.requests]
         typer.echo("\nrequests: " + "; ".join(requests))

@@ -64,12 +64,22 @@ def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None)
         raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
 
 
-def load_fault_profile(name: str) -> dict[str, Any]:
-    """The fault profile as a dict (a one-line error for an unknown or invalid one)."""
-    from tauguard.faults.profiles import load_profile
+def load_fault_profile(name: str, config: RunConfig | None = None) -> dict[str, Any]:
+    """The fault profile as a dict (a one-line error for an unknown or invalid one).
+
+    With ``config``: its ``--uptake`` replaces the profile's, and a sim-agent run must find
+    every rate it needs in the profile (:func:`tauguard.faults.profiles.check_needs`).
+    """
+    from tauguard.faults.profiles import check_needs, load_profile
 
     try:
-        return load_profile(name).model_dump()
+        profile = load_profile(name)
+        if config is not None and config.uptake is not None:
+            sources = {**profile.sources, "uptake": f"--uptake {config.uptake:g} (an assumption, set for this run)"}
+            profile = profile.model_copy(update={"uptake": config.uptake, "sources": sources})
+        if config is not None and config.agent_llm == SIM:
+            check_needs(profile, config.attack, config.sim_feedback)
+        return profile.model_dump()
     except ValueError as exc:
         raise PlanError(first_line(exc)) from None
 
@@ -166,9 +176,14 @@ def check_backend(backend: str, address: str | None = None) -> None:
 
 
 def check_workers(workers: int | None) -> None:
-    """A worker count given on resume is at least 1."""
-    if workers is not None and workers < 1:
-        raise PlanError(f"--workers must be at least 1, got {workers}")
+    """A worker count given on resume is within its range (tauguard.bounds)."""
+    from tauguard.bounds import BOUNDS
+
+    if workers is not None:
+        try:
+            BOUNDS["--workers"].check(workers, "--workers")
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
 
 
 def check_out_dir(out: Path) -> None:
@@ -181,3 +196,36 @@ def check_out_dir(out: Path) -> None:
             if not os.access(part, os.W_OK | os.X_OK):
                 raise PlanError(f"--out {out}: folder {part} is not writable")
             return
+
+
+def check_resume_bounds(*, concurrency: int | None, max_cost: float | None) -> None:
+    """The settings a resume may change are within their documented ranges (tauguard.bounds)."""
+    from tauguard.bounds import BOUNDS
+
+    try:
+        if concurrency is not None:
+            BOUNDS["--concurrency"].check(concurrency, "--concurrency")
+        if max_cost is not None:
+            BOUNDS["--max-cost"].check(max_cost, "--max-cost")
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def check_cache_dir(cache: str | None) -> None:
+    """``--cache DIR`` can hold the response cache: DIR is a writable folder, or every existing
+    part of it is a folder and the nearest one is writable (DIR is created at the first
+    completion). Found here, not unit by unit; nothing is created."""
+    if cache is None:
+        return
+    path = Path(cache)
+    for part in [path, *path.parents]:
+        if not part.exists():
+            continue
+        if not part.is_dir():
+            raise PlanError(f"--cache {cache}: {part} is not a folder")
+        if not os.access(part, os.W_OK | os.X_OK):
+            raise PlanError(f"--cache {cache}: folder {part} is not writable (the cache stores completions there)")
+        db = part / "cache.db"
+        if part == path and db.exists() and not (db.is_file() and os.access(db, os.R_OK | os.W_OK)):
+            raise PlanError(f"--cache {cache}: {db} is not a readable and writable file")
+        return

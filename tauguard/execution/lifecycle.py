@@ -22,8 +22,10 @@ from tauguard.execution.forkpool import FORK
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
+    check_cache_dir,
     check_models,
     check_out_dir,
+    check_resume_bounds,
     check_strategy,
     check_workers,
     first_line,
@@ -35,6 +37,14 @@ from tauguard.secrets import drop_redacted, remember_config_secrets
 from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
 
 OnRecord = Callable[[TrialRecord, Progress], None]
+
+
+def describe_feedback(feedback: str | None, uptake: float | None) -> str:
+    """How the sim agent reacts to guards, in words (the oracle labelled an upper bound)."""
+    shown = "n/a" if uptake is None else f"{uptake:g}"
+    if feedback == "oracle":
+        return f"oracle (reacts from the gold plan: an UPPER BOUND on guard gains), uptake {shown}"
+    return f"feedback-only (reacts from the decision and the conversation), uptake {shown}"
 
 
 @dataclass
@@ -75,6 +85,15 @@ class RunPlan:
             f"faults:    {profile.get('name')} (uptake {profile.get('uptake')}, forbidden_write {profile.get('forbidden_write')}"
             + (f", rates {rates}" if rates else "") + ")"
         )
+        if c.agent_llm == "sim":
+            lines.append(f"feedback:  {describe_feedback(c.sim_feedback, profile.get('uptake'))}")
+        if c.attack:
+            rate = profile.get("attack_susceptibility", {}).get(c.attack)
+            lines.append(
+                f"attack:    {c.attack} on {c.attack_set or 'policy-violation'} tasks"
+                + (f" (sim agent gives in with probability {rate})" if c.agent_llm == "sim" else "")
+                + (f"; planner llm {c.attack_llm}" if c.attack_llm else "")
+            )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
         if c.backend == FORK and c.workers > 1:
             lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
@@ -161,9 +180,10 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     config = _as_config(config)
     remember_config_secrets(config.model_dump())  # scrubbed from every line and file from here on
     check_out_dir(Path(config.out))
+    check_cache_dir(config.cache)
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
-    profile = load_fault_profile(config.faults)
+    profile = load_fault_profile(config.faults, config)
     tasks = resolve_tasks(config)
     check_strategy(config, tasks)
     check_models(config)
@@ -213,11 +233,9 @@ def plan_resume(
     holder = lock_holder(run_dir)
     if holder is not None:  # fail fast; execute() takes the lock for real
         raise busy_error(run_dir, holder)
-    if concurrency is not None and concurrency < 1:
-        raise PlanError(f"--concurrency must be at least 1, got {concurrency}")
-    if max_cost is not None and max_cost <= 0:
-        raise PlanError(f"--max-cost must be positive, got {max_cost}")
+    check_resume_bounds(concurrency=concurrency, max_cost=max_cost)
     config = _stored_config(run_dir, manifest, workers, backend, concurrency, max_cost, address, no_key)
+    check_cache_dir(config.cache)
     remember_config_secrets(config.model_dump())
     check_backend(config.backend, config.address)
     check_strategy(config, manifest.task_ids)

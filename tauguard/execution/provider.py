@@ -80,8 +80,14 @@ class RateLimit:
             numbers = [float(p) for p in parts]
         except ValueError:
             numbers = []
-        if not model.strip() or not 1 <= len(numbers) <= 2 or any(n <= 0 for n in numbers):
-            raise ValueError(f"invalid --rate-limit '{text}'; expected MODEL=RPM[,TPM] with positive numbers")
+        from tauguard.bounds import BOUNDS
+
+        limit = BOUNDS["--rate-limit RPM / TPM"]
+        # `not low <= n <= high` also refuses NaN, which compares false with everything.
+        if not model.strip() or not 1 <= len(numbers) <= 2 or any(not limit.low <= n <= limit.high for n in numbers):
+            raise ValueError(
+                f"invalid --rate-limit '{text}'; expected MODEL=RPM[,TPM] with numbers in {limit.describe()}"
+            )
         return model.strip(), cls(rpm=numbers[0], tpm=numbers[1] if len(numbers) == 2 else None)
 
 

@@ -64,10 +64,14 @@ def write_probes(path: Path, probes: list[Probe], flag: str = "-o/--output") -> 
 
 def read_probes(path: Path) -> list[Probe]:
     """Read a JSONL probe file; blank lines are skipped. Raises ProbeFileError."""
+    from tauguard.safe_read import InputFileError, read_regular_file
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except OSError as exc:
         raise ProbeFileError(f"cannot read probe file {path}: {exc.strerror or exc}") from exc
+    except InputFileError as exc:  # a FIFO, a device, a folder, too large
+        raise ProbeFileError(f"cannot read probe file {exc}") from None
     except UnicodeDecodeError:
         raise ProbeFileError(f"probe file {path} is not UTF-8 text (JSONL expected)") from None
     probes: list[Probe] = []

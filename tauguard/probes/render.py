@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Literal
 
-from tabulate import tabulate
+from tauguard.tables import fit_table
 
 from tauguard.probes.evaluate import ProbeReport
 from tauguard.probes.model import LABELS, Probe
@@ -55,7 +55,7 @@ def render_counts(probes: list[Probe], fmt: Format) -> str:
     conflicts = sum(1 for p in probes if p.fault_id is None and p.label == "refuse")
     if fmt == "json":
         return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items())), "gold_conflicts_refuse": conflicts}, indent=2)
-    lines = [tabulate(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    lines = [fit_table(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
     lines.append("by fault class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
     lines.append(f"gold writes labelled refuse (gold/policy conflicts, tauguard/gold_conflicts.toml): {conflicts}")
     return "\n".join(lines)
@@ -77,7 +77,7 @@ def render_report(report: ProbeReport, fmt: Format) -> str:
     confusion = [
         {"gold \\ predicted": gold, **{p: report.confusion[gold][p] for p in LABELS}} for gold in LABELS
     ]
-    lines += [tabulate(confusion, headers="keys", tablefmt=_tablefmt(fmt)), ""]
+    lines += [fit_table(confusion, headers="keys", tablefmt=_tablefmt(fmt)), ""]
     scores = [
         {
             "label": lab,
@@ -89,12 +89,12 @@ def render_report(report: ProbeReport, fmt: Format) -> str:
         }
         for lab, s in report.per_class.items()
     ]
-    lines += [tabulate(scores, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
+    lines += [fit_table(scores, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
     by_class = [
         {"fault class": k, "probes": int(v["n"]), "correct": int(v["correct"]), "rate": _pct(v["rate"])}
         for k, v in report.by_fault_class.items()
     ]
-    lines += [tabulate(by_class, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
+    lines += [fit_table(by_class, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True), ""]
     summary = [
         ("macro-F1", _pct(report.macro_f1)),
         ("accuracy", _pct(report.accuracy)),

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from tabulate import tabulate
+from tauguard.tables import fit_table
 
 from tauguard.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, verdict_counts
@@ -88,7 +88,7 @@ def render_sweep(report: SweepReport, fmt: Format) -> str:
     mode = "requested reads followed" if report.follow_reads else "gold plans as they are (reads not followed)"
     title = f"gold sweep of {report.strategy}{(' (' + opts + ')') if opts else ''} on {report.split}: {mode}"
     lines = [f"### {title}" if md else title, "", f"> {SWEEP_NOTE}" if md else SWEEP_NOTE, ""]
-    lines.append(tabulate([c.model_dump() for c in report.counts], headers="keys", tablefmt=tablefmt))
+    lines.append(fit_table([c.model_dump() for c in report.counts], headers="keys", tablefmt=tablefmt))
     held = report.held
     rejected = sum(not d.executed for d in held)
     note = f" ({rejected} of them rejected by tau2's own tool, marked '(rejected)')" if rejected else ""
@@ -111,5 +111,5 @@ def render_sweep(report: SweepReport, fmt: Format) -> str:
         ]
         # Telecom task ids and reasons are long: a terminal table wraps them.
         widths = None if md else [None, _TASK_WIDTH, None, None, None, None, _REASON_WIDTH // 2]
-        lines += ["", tabulate(rows, headers="keys", tablefmt=tablefmt, maxcolwidths=widths)]
+        lines += ["", fit_table(rows, headers="keys", tablefmt=tablefmt, maxcolwidths=widths)]
     return "\n".join(lines)

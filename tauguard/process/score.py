@@ -11,8 +11,10 @@ write contract (``tauguard/domains/<domain>/writes.toml``, walked generically):
   a successful identifying read, or the user stating their id and a target read showing that
   user owns the target;
 - ``target_read``: a successful read of the write's target (same id) before it;
-- ``confirmation``: since the previous write, an agent message stating the action (its tool
-  name or one of its argument values) answered by an explicit yes;
+- ``confirmation``: an explicit yes in force when the write is made, judged by the neutral
+  dialogue judge (:data:`tauguard.dialogue.NEUTRAL`, the compiled backend; never a guard's own
+  code): an agent message that asked for the go-ahead and stated the action as the contract
+  requires, answered by a yes not withdrawn since (the report stores the judge's name/version);
 - ``closed_reason``: a closed-set argument (a reason) within the policy's set;
 - ``diagnose_first`` (telecom): a diagnostic check before each device fix;
 - ``verify_after`` (telecom): after the last fix, a read that observes the result;
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -43,11 +46,6 @@ CheckName = Literal[
 CHECKS: tuple[CheckName, ...] = (
     "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal"
 )
-_YES = re.compile(
-    r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|ok(ay)?|go ahead|please (do|go ahead|proceed)|proceed|that'?s (right|correct))\b",
-    re.IGNORECASE,
-)
-_NO = re.compile(r"\b(no|not|don'?t|do not|cancel that|wait)\b", re.IGNORECASE)
 # The sim agent's refusal (tauguard.sim.texts.cannot_do) names the tool.
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
 
@@ -66,6 +64,7 @@ class ProcessReport(BaseModel):
     """A trial's process rubric: applicable and satisfied checks, the failures with clause ids."""
 
     rubric_version: int = RUBRIC_VERSION
+    judge: str = ""  # the dialogue judge that scored the confirmation checks (name/version; "" before v3)
     applicable: int = 0
     satisfied: int = 0
     failures: list[ProcessCheck] = Field(default_factory=list)
@@ -116,25 +115,6 @@ def _executed(conv: Conversation) -> list[tuple[int, ToolCallView]]:
         for i, e in enumerate(conv.events)
         if e.kind in ("agent_tool_call", "user_tool_call") and e.tool_call is not None and e.tool_call.id in ok_ids
     ]
-
-
-def _states_action(text: str, call: ToolCallView) -> bool:
-    if call.name in text:
-        return True
-    values = [v for v in call.arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    return any(len(str(v)) >= 3 and str(v) in text for v in values)
-
-
-def confirmed(events: list[ConversationEvent], call: ToolCallView) -> bool:
-    """Whether ``events`` hold an agent message stating ``call`` answered by an explicit yes."""
-    texts = [e for e in events if e.kind in ("agent_message", "user_message") and e.content]
-    for pos, ev in enumerate(texts[:-1]):
-        reply = texts[pos + 1]
-        if ev.kind == "agent_message" and reply.kind == "user_message" and _states_action(ev.content or "", call):
-            answer = reply.content or ""
-            if _YES.search(answer) and not _NO.search(answer.split(".")[0].replace("yes", "", 1)):
-                return True
-    return False
 
 
 # --------------------------------------------------------------------------- identification
@@ -206,11 +186,14 @@ class _Tally:
 
 def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | None = None) -> ProcessReport:
     """The process rubric of one trace (see the module docstring for the checks)."""
+    from tauguard.dialogue import NEUTRAL, neutral_label, view_of  # compiles its patterns: off the CLI's start-up path
+
     rubric = rubric or load(domain)
     tally = _Tally()
+    tally.report.judge = neutral_label()
+    view = view_of(conv)
     executed = _executed(conv)
     reads_before: list[tuple[int, ToolCallView]] = []
-    last_write = -1
     last_fix: tuple[int, str] | None = None
     refusals: list[tuple[int, str | None]] = []  # (index, refused tool; None = transfer)
     for i, event in enumerate(conv.events):
@@ -236,9 +219,9 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                 seen = any(c.name == t.read and c.arguments.get(t.read_argument) == want for c in ids)
                 tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
             if write.confirmation:
-                ok = confirmed(conv.events[last_write + 1 : i], call)
-                tally.add(ok, "confirmation", write.confirmation.clause, i, call.name,
-                          "no stated action answered by an explicit yes since the previous write")
+                finding = NEUTRAL.confirmation(domain, view, call, i)
+                tally.add(finding.confirmed or not finding.needed, "confirmation", write.confirmation.clause, i, call.name,
+                          "no statement of the action answered by an explicit yes in force at the write")
             for closed in write.closed:
                 if closed.argument in call.arguments:
                     value = str(call.arguments[closed.argument]).strip().lower()
@@ -250,7 +233,6 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                     what = "a transfer" if refused is None else f"refusing {refused}"
                     tally.add(False, "no_write_after_refusal", rubric.refusal_clause, i, call.name, f"write after {what} at event {r_at}")
                     break
-            last_write = i
         if fix is not None:
             diagnosed = any(c.requestor == "user" and c.name in fix.diagnose for _, c in reads_before)
             tally.add(diagnosed, "diagnose_first", fix.clause, i, call.name, f"no {' / '.join(fix.diagnose)} before it")
@@ -270,6 +252,16 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
         verified = any(j > at and c.name in rubric.verify.reads for j, c in executed)
         tally.add(verified, "verify_after", rubric.verify.clause, at, tool, f"nothing observes the result of {tool}")
     return tally.report
+
+
+def judge_note(judges: Iterable[str] | None = None) -> str:
+    """Which dialogue judge scored the process checks: ``judges`` as stored on the reports
+    (the current neutral judge when not given), in words for ``compare`` and ``report``."""
+    from tauguard.dialogue import neutral_label
+
+    names = sorted(set(judges)) if judges is not None else [neutral_label()]
+    said = [f"the neutral dialogue judge {n}" if n else "the rubric's own regex (reports before rubric v3; re-score to update)" for n in names]
+    return "explicit confirmations scored by " + " and ".join(said) + " (tauguard.dialogue, never a guard's code)"
 
 
 def score_record(record: Any) -> ProcessReport | None:

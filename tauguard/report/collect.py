@@ -32,6 +32,7 @@ from tauguard.metrics import (
     task_outcomes,
 )
 from tauguard.outcome_index import RecordTally, UnitOutcome
+from tauguard.process.score import judge_note
 from tauguard.records import TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
@@ -97,6 +98,8 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         path=str(run.path),
         role=role,
         fault_profile=summary.fault_profile,
+        sim_feedback=summary.sim_feedback,
+        uptake=summary.uptake,
         planned_units=m.expected_units,
         recorded_units=recorded,
         infra_errors=len(summary.infra_errors),
@@ -460,6 +463,8 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         pv_out = [task_outcomes(p) for p in pv_records if p is not None]
         pv_ids = [rid for rid, p in zip(run_ids, pv_records, strict=True) if p is not None]
         data.pv_panels = _panels(pv_ids, pv_out, "pass^", "process-valid pass^k", opts)
+        stored = [getattr(getattr(rec, "process", None), "judge", None) for r in runs for rec in r.records]
+        data.process_judge = judge_note(j for j in stored if j is not None)
     if any(o.is_attacked for outs in outcomes for o in outs):
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
     data.task_rows = _task_rows(runs, outcomes, data.compare_json)

@@ -29,6 +29,9 @@ class RunHeader(BaseModel):
     split: str
     trials: int
     fault_profile: str | None = None
+    # The sim agent's reaction to guards ("oracle" = from the gold plan: an upper bound) and uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     git_commit: str | None = None
     status: str
@@ -168,7 +171,8 @@ class FaultRow(BaseModel):
     fault_class: str
     scheduled: int
     injected: int
-    intercepted: int
+    detected: int  # held by a guard at least once
+    prevented: int | None  # never reached the environment (None: records predate the count)
     failed_trials: int
 
 
@@ -246,6 +250,7 @@ class ReportData(BaseModel):
     primary_k: int | None = None
     compare_json: dict[str, Any] | None = None  # `tauguard compare --format json` output
     compare_notes: list[str] = Field(default_factory=list)
+    process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
     pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
     asr_panels: list[CurvePanel] = Field(default_factory=list)

@@ -143,7 +143,7 @@ def _grouped_axes(groups: Sequence[str], n_runs: int) -> tuple[Any, Any, float]:
 
 
 def fault_bars(rows: Sequence[FaultRow], run_ids: Sequence[str]) -> str:
-    """Injected faults per class and run, with the intercepted part filled."""
+    """Injected faults per class and run, with the detected part filled."""
     classes = sorted({r.fault_class for r in rows}, key=lambda c: (["A", "T", "D", "W", "PV"] + [c]).index(c))
     runs = [rid for rid in run_ids if any(r.run_id == rid for r in rows)]
     fig, ax, height = _grouped_axes(classes, len(runs))
@@ -152,13 +152,13 @@ def fault_bars(rows: Sequence[FaultRow], run_ids: Sequence[str]) -> str:
         by = {r.fault_class: r for r in rows if r.run_id == rid}
         ys = [c_i + j * height for c_i in range(len(classes))]
         injected = [by[c].injected if c in by else 0 for c in classes]
-        intercepted = [by[c].intercepted if c in by else 0 for c in classes]
+        intercepted = [by[c].detected if c in by else 0 for c in classes]
         ax.barh(ys, injected, height=height * 0.9, color="white", edgecolor=st["color"], linewidth=1.2, label=rid)
         ax.barh(ys, intercepted, height=height * 0.9, color=st["color"])
     ax.set_ylabel("fault class")
-    ax.set_xlabel("faults (count); filled = intercepted by the guard, outline = injected")
+    ax.set_xlabel("faults (count); filled = detected (held by the guard), outline = injected")
     ax.legend(fontsize=8, frameon=False, loc="lower right")
-    return _svg(fig, "Injected and intercepted faults by class and run")
+    return _svg(fig, "Injected and detected faults by class and run")
 
 
 def verdict_bars(rows: Sequence[VerdictRow]) -> str:

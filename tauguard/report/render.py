@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
 
 from tauguard.report import plots
 from tauguard.report.model import Figure, ReportData
@@ -30,7 +31,7 @@ def draw_figures(data: ReportData) -> None:
         data.forest = Figure(key="forest", title="Δpass^k against the baseline",
                              svg=plots.forest(primary, run_ids, data.confidence))
     if any(f.injected for f in data.faults):
-        data.faults_figure = Figure(key="faults", title="Faults injected and intercepted",
+        data.faults_figure = Figure(key="faults", title="Faults injected, detected and prevented",
                                     svg=plots.fault_bars(data.faults, run_ids))
     if data.verdicts:
         data.verdicts_figure = Figure(key="verdicts", title="Guard verdicts", svg=plots.verdict_bars(data.verdicts))
@@ -60,6 +61,20 @@ def _environment():  # -> jinja2.Environment (jinja2 is imported lazily, like ma
     return env
 
 
+def script_json(value: Any) -> str:
+    """JSON safe inside an HTML ``<script>`` element: ``<``, ``>`` and ``&`` as JSON escapes.
+
+    Run ids and model names are foreign text: a raw ``</script>`` would close the element and
+    ``<!--<script>`` would switch the HTML parser into its "double escaped" state, where the
+    element's own end tag no longer ends it and the page's script never runs. The escapes
+    are plain JSON, so ``JSON.parse`` reads the same value.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
 def _asset(name: str) -> str:
     return resources.files("tauguard.report").joinpath("templates", name).read_text(encoding="utf-8")
 
@@ -69,14 +84,13 @@ def render_html(data: ReportData) -> str:
     if data.pass_panels and not data.pass_panels[0].svg:
         draw_figures(data)
     template = _environment().get_template("report.html.j2")
-    # `</` cannot close the <script> element that holds the JSON: escape it.
     compare_json = None
     if data.compare_json is not None:
         # Exactly what `tauguard compare --format json` prints (without --tasks: the grid has them).
         shown = {**data.compare_json, "comparisons": [
             {k: v for k, v in comp.items() if k != "tasks"} for comp in data.compare_json["comparisons"]
         ]}
-        compare_json = json.dumps(shown, ensure_ascii=False).replace("</", "<\\/")
+        compare_json = script_json(shown)
     return template.render(
         d=data,
         css=_asset("report.css"),

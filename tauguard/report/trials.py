@@ -130,7 +130,9 @@ def trial_view(record: TrialRecord) -> TrialView:
             (steps[nxt].before if nxt is not None else steps[-1].after).append(note)
     faults = []
     for f in record.faults:
-        state = "not applied" if not f.applied else ("intercepted" if f.intercepted else "not intercepted")
+        state = "not applied" if not f.applied else ("detected" if f.intercepted else "not detected") + (
+            "" if f.reached is None or not f.applied else (", prevented" if f.reached is False else ", reached the environment")
+        )
         faults.append(f"{f.fault_id} [{f.fault_class}] on {f.tool or '-'}: {state}")
     return TrialView(
         run_id=record.run_id,

@@ -14,10 +14,10 @@ import re
 from typing import Any
 
 from tauguard import tau2compat as t2
+from tauguard.dialogue import asks_go_ahead
 from tauguard.replay import opening_message
 from tauguard.sim import texts
 
-_CONFIRM = re.compile(r"\b(confirm|proceed|go ahead|shall i|should i|do you want me to)\b.*\?", re.IGNORECASE | re.DOTALL)
 _CLOSE = re.compile(r"anything else", re.IGNORECASE)
 _TRANSFER = re.compile(r"transferred to a human agent", re.IGNORECASE)
 def _canonical(arguments: Any) -> str:
@@ -95,7 +95,7 @@ class SimUser:
         if action is not None:
             self.idle = 0
             return self._perform(action, content)
-        if _CONFIRM.search(content):
+        if asks_go_ahead(content):  # the neutral dialogue judge: the agent asks for the go-ahead
             self.idle = 0
             return self._say(texts.USER_YES)
         if _CLOSE.search(content):

@@ -110,7 +110,10 @@ class ScriptedLLMServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except (ConnectionResetError, BrokenPipeError):
+                    return  # the client went away mid-request (a killed run)
                 with server._lock:
                     server.request_headers.append(dict(self.headers.items()))
                 item = server._next_item(body)

@@ -14,7 +14,6 @@ ints), hashed for provenance and stripped of provider ``raw_data`` blobs.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from collections import defaultdict
@@ -60,16 +59,17 @@ class ResultsFile(BaseModel):
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ResultsFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(raw).hexdigest()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ResultsFileError(f"{path}: corrupt gzip data ({exc})") from None
+    from tauguard.safe_read import InputFileError, inflate_gzip, read_regular_file
+
+    try:  # regular files only, within size and gzip-ratio limits (issue 26)
+        raw = read_regular_file(path)
+        digest = hashlib.sha256(raw).hexdigest()
+        if raw[:2] == b"\x1f\x8b":
+            raw = inflate_gzip(raw, str(path))
+    except FileNotFoundError:
+        raise ResultsFileError(f"cannot read {path}: No such file or directory") from None
+    except InputFileError as exc:
+        raise ResultsFileError(str(exc)) from None
     try:
         return json.loads(raw), digest
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -17,7 +17,6 @@ from tauguard_strategies.action_guard.checks.base import (
     violated,
 )
 from tauguard_strategies.action_guard.dialogue import (
-    COVERED_REASON_CUES,
     reason_stated,
     user_turn_matching,
 )
@@ -128,7 +127,7 @@ def cabin_change_not_flown(ctx: CheckContext) -> CheckResult:
 @check("airline.cancel_reason_stated")
 def cancel_reason_stated(ctx: CheckContext) -> CheckResult:
     """The user stated a reason for the cancellation."""
-    turn = reason_stated(ctx.evidence)
+    turn = reason_stated(ctx.evidence, ctx.judge, ctx.domain)
     if turn is None:
         return missing("the user has not stated a reason for the cancellation; ask for it")
     return met(reason=turn.text)
@@ -157,7 +156,7 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
         return met("a flight was cancelled by the airline")
     insured = res.get("insurance") == "yes"
     if insured:
-        turn = user_turn_matching(ctx.evidence, COVERED_REASON_CUES)
+        turn = reason_stated(ctx.evidence, ctx.judge, ctx.domain, covered=True)
         if turn is not None:
             return met("insured, covered reason stated", reason=turn.text)
     unknown = [p for p, s in statuses.items() if s is None]
@@ -170,7 +169,7 @@ def cancel_basis(ctx: CheckContext) -> CheckResult:
         )
     uncovered = ""
     if insured:
-        stated = reason_stated(ctx.evidence)
+        stated = reason_stated(ctx.evidence, ctx.judge, ctx.domain)
         if stated is None:
             return missing(f"reservation {rid} is insured but no health or weather reason was stated; ask the reason")
         # A stated reason insurance does not cover (health or weather) is no basis: refuse

@@ -10,6 +10,7 @@ from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.outcome import ItemOutcome
 from tauguard.conversation import ToolCallView
+from tauguard.dialogue import NEUTRAL, DialogueJudge
 from tauguard.guard import ReadRequest
 from tauguard.registry import Registry
 
@@ -46,6 +47,7 @@ class CheckContext:
     checklist: Checklist
     evidence: Evidence
     params: dict[str, Any] = field(default_factory=dict)
+    judge: DialogueJudge = NEUTRAL  # who judges the dialogue (the strategy's ``dialogue`` option)
 
     def arg(self, name: str) -> Any:
         """An argument of the proposed call (None if absent)."""

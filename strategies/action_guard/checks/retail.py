@@ -15,7 +15,7 @@ from tauguard_strategies.action_guard.checks.base import (
     read,
     violated,
 )
-from tauguard_strategies.action_guard.dialogue import find_confirmation, mentions_value, write_statements
+from tauguard_strategies.action_guard.dialogue import find_confirmation, mentions_value
 
 _AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
 
@@ -112,7 +112,7 @@ def cancel_reason_confirmed(ctx: CheckContext) -> CheckResult:
     pattern = (ctx.params.get("cues") or {}).get(reason)
     if pattern and any(re.search(pattern, t, re.IGNORECASE) for t in ctx.evidence.user_texts()):
         return met(f"the user said the order is '{reason}'")
-    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement, writes=write_statements(ctx.domain))
+    found = find_confirmation(ctx.evidence, ctx.call, ctx.judge, ctx.domain)
     if found is not None and isinstance(reason, str) and mentions_value(found.statement.text, reason):
         return met(f"the user confirmed the reason '{reason}'", statement=found.statement.text)
     return missing(f"the user has not given or confirmed the reason '{reason}'; ask for it")

@@ -17,7 +17,6 @@ from tauguard_strategies.action_guard.checks.base import (
 )
 from tauguard_strategies.action_guard.dialogue import (
     find_confirmation,
-    write_statements,
     mentions_value,
     user_turn_matching,
 )
@@ -176,7 +175,7 @@ def refuel_amount_from_user(ctx: CheckContext) -> CheckResult:
         return met("amount not numeric (the tool rejects it)")
     if any(_amount_said(t, amount) for t in ctx.evidence.user_texts()):
         return met("the user gave the amount")
-    found = find_confirmation(ctx.evidence, ctx.call, ctx.checklist.statement, writes=write_statements(ctx.domain))
+    found = find_confirmation(ctx.evidence, ctx.call, ctx.judge, ctx.domain)
     if found is not None and _amount_said(found.statement.text, amount):
         return met("the user confirmed the amount", statement=found.statement.text)
     return missing("the user has not said how much data to refuel; ask them")

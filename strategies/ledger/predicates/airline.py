@@ -216,6 +216,19 @@ def basic_economy_no_change(ctx: GateContext) -> Finding | None:
     return None
 
 
+def _observed_legs(ctx: GateContext) -> tuple[list[tuple[str, str]], list[str]]:
+    """(origin, destination) of each flight of the call whose route is observed, and the others."""
+    legs, unknown = [], []
+    for number, _date in _new_flights(ctx):
+        route = ctx.peek("flights", number)
+        if route.state == "missing":
+            unknown.append(number)
+            continue
+        legs.append((route.value.origin, route.value.destination))
+        ctx.note(f"flights/{number}/route", f"{route.value.origin}-{route.value.destination}")
+    return legs, unknown
+
+
 def _itinerary_ok(ftype: str, origin: str, dest: str, legs: list[tuple[str, str]]) -> bool:
     if not legs or legs[0][0] != origin:
         return False
@@ -234,14 +247,7 @@ def same_route(ctx: GateContext) -> Finding | None:
     origin = ctx.need("reservations", rid, "origin")
     dest = ctx.need("reservations", rid, "destination")
     ftype = ctx.need("reservations", rid, "flight_type")
-    legs, unknown = [], []
-    for number, _date in _new_flights(ctx):
-        route = ctx.peek("flights", number)
-        if route.state == "missing":
-            unknown.append(number)
-            continue
-        legs.append((route.value.origin, route.value.destination))
-        ctx.note(f"flights/{number}/route", f"{route.value.origin}-{route.value.destination}")
+    legs, unknown = _observed_legs(ctx)
     if unknown:
         return ctx.verify("the routes of the new flights are not observed: " + ", ".join(unknown),
                           [("flights", n) for n in unknown],
@@ -258,14 +264,7 @@ def same_route(ctx: GateContext) -> Finding | None:
 def booking_route(ctx: GateContext) -> Finding | None:
     """The booked flights make the trip the booking states (origin, destination, trip type)."""
     origin, dest, ftype = str(ctx.arg("origin")), str(ctx.arg("destination")), str(ctx.arg("flight_type"))
-    legs, unknown = [], []
-    for number, _date in _new_flights(ctx):
-        route = ctx.peek("flights", number)
-        if route.state == "missing":
-            unknown.append(number)
-            continue
-        legs.append((route.value.origin, route.value.destination))
-        ctx.note(f"flights/{number}/route", f"{route.value.origin}-{route.value.destination}")
+    legs, unknown = _observed_legs(ctx)
     if unknown:
         # A route the ledger has not observed cannot contradict the trip; whether the flights
         # were searched at all is not this clause (no VERIFY of its own: real agents book

@@ -1,0 +1,160 @@
+"""`tauguard dialogue eval`: the dialogue judge's precision and recall on labelled real exchanges."""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from tauguard.cli.common import fail
+
+app = typer.Typer(help="The dialogue judge (explicit yes, polarity, stated reasons; see docs/dialogue.md).",
+                  no_args_is_help=True, add_completion=False)
+
+
+class OutputFormat(str, Enum):
+    """Output formats of `dialogue eval`."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class BackendName(str, Enum):
+    """The dialogue judge's backends."""
+
+    compiled = "compiled"
+    llm = "llm"
+
+
+PLUMBING_NOTE = "plumbing only: run against a stand-in server, its scores say nothing about a real model"
+
+
+def default_trajectories() -> list[Path]:
+    """Where the cases' τ² results files are looked for: ``$TAUGUARD_TRAJECTORIES``, then
+    ``shared/trajectories`` in the nearest folder above the current one or the checkout
+    that has one (the project's ``../shared``)."""
+    found: list[Path] = []
+    env = os.environ.get("TAUGUARD_TRAJECTORIES")
+    if env:
+        found.append(Path(env))
+    checkout = Path(__file__).resolve().parents[2]
+    for base in (Path.cwd().resolve(), checkout):
+        found.extend(parent / "shared" / "trajectories" for parent in base.parents)
+    return [p for p in dict.fromkeys(found) if p.is_dir()][:1] if not env else [p for p in dict.fromkeys(found) if p.is_dir()]
+
+
+def _case_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.jsonl")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            fail(f"--cases: '{path}' is neither a file nor a folder")
+    if not files:
+        fail("--cases: no *.jsonl case files found in " + ", ".join(str(p) for p in paths))
+    return files
+
+
+def _is_loopback(llm_args: dict[str, Any]) -> bool:
+    base = str(llm_args.get("api_base") or llm_args.get("base_url") or "")
+    return any(host in base for host in ("127.0.0.1", "localhost", "[::1]"))
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _rows(evaluation: Any) -> list[list[str]]:
+    rows = [["all (headline)", *_counts(evaluation.overall)]]
+    rows += [[f"labeller: {k.split(' ')[0]}", *_counts(c)] for k, c in evaluation.by_labeller.items()]
+    rows += [[f"type: {k}", *_counts(c)] for k, c in evaluation.by_case_type.items()]
+    if evaluation.repeats.tp + evaluation.repeats.fp + evaluation.repeats.fn + evaluation.repeats.tn:
+        rows.append(["repeats (apart)", *_counts(evaluation.repeats)])
+    return rows
+
+
+def _counts(c: Any) -> list[str]:
+    return [_ratio(c.precision), _ratio(c.recall), str(c.tp), str(c.fp), str(c.fn), str(c.tn)]
+
+
+_HEADER = ["slice", "precision", "recall", "tp", "fp", "fn", "tn"]
+
+
+def _banner(evaluation: Any) -> str:
+    notes = [f"judge {evaluation.judge}", f"{evaluation.cases} cases"]
+    if evaluation.ambiguous:
+        notes.append(f"{evaluation.ambiguous} ambiguous left out")
+    if evaluation.without_conversation:
+        notes.append(f"{evaluation.without_conversation} judged without their conversation (file not found)")
+    if evaluation.plumbing_only:
+        notes.append(PLUMBING_NOTE)
+    return "; ".join(notes)
+
+
+@app.command("eval")
+def eval_(
+    cases: list[Path] = typer.Option(None, "--cases", help="case files or folders (*.jsonl; repeatable); default: the packaged cases"),
+    backends: list[BackendName] = typer.Option(None, "--backend", help="compiled or llm (repeatable); default: compiled"),
+    trajectories: list[Path] = typer.Option(None, "--trajectories", help="folders holding the cases' τ² results files (repeatable); default: $TAUGUARD_TRAJECTORIES, else the nearest shared/trajectories above the current folder or the checkout"),
+    guard_llm: str = typer.Option(None, "--guard-llm", help="the model of the llm backend (a litellm model string); default: none, needed with --backend llm"),
+    llm_args: str = typer.Option("{}", "--llm-args", help="JSON arguments of the llm backend's completions (api_base, ...)"),
+    plumbing_only: bool = typer.Option(False, "--plumbing-only", help="label the llm backend's scores as plumbing only (automatic for a loopback api_base)"),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    show_errors: bool = typer.Option(False, "--errors", help="also list the cases each backend got wrong"),
+) -> None:
+    """Precision and recall of each backend on "this write was explicitly confirmed", by case type."""
+    from tauguard.dialogue import judge
+    from tauguard.dialogue.cases import load_cases
+    from tauguard.dialogue.evaluate import evaluate
+
+    chosen = list(dict.fromkeys(backends or [BackendName.compiled]))
+    try:
+        args = json.loads(llm_args)
+    except json.JSONDecodeError as exc:
+        fail(f"--llm-args: not JSON ({exc.msg}); give an object such as '{{\"api_base\": \"http://...\"}}'")
+    if not isinstance(args, dict):
+        fail("--llm-args: give a JSON object, e.g. '{\"api_base\": \"http://...\"}'")
+    if BackendName.llm in chosen and not guard_llm:
+        fail("--backend llm needs --guard-llm MODEL (a litellm model string)")
+    try:
+        loaded = load_cases(_case_files(cases) if cases else None)
+    except ValueError as exc:
+        fail(f"--cases: {exc}")
+    folders = list(trajectories) if trajectories else default_trajectories()
+    results = []
+    for backend in chosen:
+        which = judge(backend.value, guard_llm, args)
+        plumbing = backend is BackendName.llm and (plumbing_only or _is_loopback(args))
+        results.append(evaluate(which, loaded, folders, plumbing_only=plumbing))
+    if fmt is OutputFormat.json:
+        typer.echo(json.dumps([r.model_dump(mode="json", exclude=set() if show_errors else {"errors"}) |
+                               {"precision": r.overall.precision, "recall": r.overall.recall} for r in results], indent=2))
+        return
+    for r in results:
+        if fmt is OutputFormat.markdown:
+            typer.echo(f"### {r.judge}\n\n{_banner(r)}\n")
+            typer.echo("| " + " | ".join(_HEADER) + " |")
+            typer.echo("|" + "---|" * len(_HEADER))
+            for row in _rows(r):
+                typer.echo("| " + " | ".join(row) + " |")
+            typer.echo("")
+        else:
+            from rich.console import Console
+            from rich.table import Table
+
+            table = Table(title=f"dialogue judge {r.judge}", caption=_banner(r))
+            for h in _HEADER:
+                table.add_column(h, justify="left" if h == "slice" else "right")
+            for row in _rows(r):
+                table.add_row(*row)
+            Console(width=max(100, len(_banner(r)) + 4)).print(table)
+        if show_errors:
+            for e in r.errors:
+                typer.echo(f"  wrong: {e.id} ({e.case_type}, labelled {e.label}, judged {'confirmed' if e.predicted else 'not_confirmed'})")

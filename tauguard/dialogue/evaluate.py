@@ -1,0 +1,153 @@
+"""Calibration of a dialogue judge on labelled real exchanges (:mod:`tauguard.dialogue.cases`).
+
+For each case the judge reads the conversation up to the write (from the τ² results file the
+case names, when it is found) and answers: does this (statement, reply) pair explicitly
+confirm this write, in force when the write is made? The positive class is ``confirmed``;
+``ambiguous`` cases are left out and counted; ``repeat`` cases (a write identical to one that
+already succeeded) are scored apart from the headline. A case whose conversation file is not found
+is judged on its own statement, reply and write (counted as ``without_conversation``).
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tauguard.conversation import ToolCallView
+from tauguard.dialogue.cases import ConfirmationCase, read_simulations
+from tauguard.dialogue.judge import DialogueJudge
+from tauguard.dialogue.view import conversation_of_messages, view_of
+
+
+class Confusion(BaseModel):
+    """Counts of one slice (all cases, or one case type)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    def add(self, predicted: bool, actual: bool) -> None:
+        """Count one judged case."""
+        if predicted and actual:
+            self.tp += 1
+        elif predicted:
+            self.fp += 1
+        elif actual:
+            self.fn += 1
+        else:
+            self.tn += 1
+
+    @property
+    def precision(self) -> float | None:
+        """tp / (tp + fp); None with no positive prediction."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        """tp / (tp + fn); None with no positive case."""
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+
+class CaseResult(BaseModel):
+    """One judged case."""
+
+    id: str
+    case_type: str
+    label: str
+    predicted: bool
+
+
+class Evaluation(BaseModel):
+    """A judge's scores on a set of labelled cases."""
+
+    judge: str
+    cases: int
+    ambiguous: int = 0
+    without_conversation: int = 0
+    overall: Confusion = Field(default_factory=Confusion)  # every case but the repeats
+    repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
+    by_case_type: dict[str, Confusion] = Field(default_factory=dict)
+    by_labeller: dict[str, Confusion] = Field(default_factory=dict)  # repeats left out
+    errors: list[CaseResult] = Field(default_factory=list)  # the cases it got wrong
+    plumbing_only: bool = False  # the LLM backend run against a stand-in server: scores mean nothing
+
+
+class _Conversations:
+    """The simulations of the results files the cases name, read once each."""
+
+    def __init__(self, directories: Sequence[Path]) -> None:
+        self.directories = list(directories)
+        self.files: dict[str, list[dict[str, Any]] | None] = {}
+
+    def messages(self, case: ConfirmationCase) -> list[dict[str, Any]] | None:
+        name = case.source.file
+        if name not in self.files:
+            path = next((d / name for d in self.directories if (d / name).exists()), None)
+            self.files[name] = read_simulations(path) if path is not None else None
+        sims = self.files[name]
+        if sims is None or case.source.sim_index >= len(sims):
+            return None
+        messages = sims[case.source.sim_index].get("messages") or []
+        return messages if len(messages) > case.write.message_index else None
+
+
+def _alone(case: ConfirmationCase) -> list[dict[str, Any]]:
+    """A three-message conversation: the statement, the reply, the write."""
+    call = {"id": "w", "name": case.write.name, "arguments": case.write.arguments}
+    return [
+        {"role": "assistant", "content": case.statement.content},
+        {"role": "user", "content": case.reply.content},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+
+
+def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict[str, Any]] | None) -> bool:
+    """Whether ``judge`` finds that the case's pair confirms its write."""
+    if messages is None:
+        messages, s_idx, r_idx, w_idx, c_idx = _alone(case), 0, 1, 2, 0
+    else:
+        s_idx, r_idx = case.statement.message_index, case.reply.message_index
+        w_idx, c_idx = case.write.message_index, case.write.call_index
+    conv, where = conversation_of_messages(messages[: w_idx + 1])
+    at = where.get((w_idx, c_idx))
+    statement_at, reply_at = where.get((s_idx, -1)), where.get((r_idx, -1))
+    if at is None or statement_at is None or reply_at is None:
+        return False
+    call = conv.events[at].tool_call or ToolCallView(name=case.write.name, arguments=case.write.arguments)
+    finding = judge.confirmation(case.domain, view_of(conv), call, at)
+    return any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs)
+
+
+def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectories: Sequence[Path] = (),
+             plumbing_only: bool = False) -> Evaluation:
+    """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders)."""
+    found = _Conversations(trajectories)
+    result = Evaluation(judge=f"{judge.name}/{judge.version}", cases=len(cases), plumbing_only=plumbing_only)
+    for case in cases:
+        if case.label not in ("confirmed", "not_confirmed"):
+            result.ambiguous += 1
+            continue
+        messages = found.messages(case)
+        if messages is None:
+            result.without_conversation += 1
+        predicted = judge_case(judge, case, messages)
+        actual = case.label == "confirmed"
+        kind = case.case_type or "other"
+        if kind == "repeat":
+            # whether an earlier yes covers a no-op repeat is a convention: kept out of the headline
+            result.repeats.add(predicted, actual)
+        else:
+            result.overall.add(predicted, actual)
+            result.by_labeller.setdefault(case.labeller or "unknown", Confusion()).add(predicted, actual)
+        result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
+        if predicted != actual:
+            result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted))
+    result.by_case_type = dict(sorted(result.by_case_type.items()))
+    result.by_labeller = dict(sorted(result.by_labeller.items()))
+    return result

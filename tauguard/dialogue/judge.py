@@ -1,0 +1,341 @@
+"""The neutral dialogue judge: was this write explicitly confirmed, and which reason did the user give?
+
+One question, one answer for everybody: the guards (action-guard, workflow), the process
+rubric that scores every run, the sim agent and the sim user all ask a :class:`DialogueJudge`.
+Two backends answer it: :class:`CompiledJudge` (deterministic, no model; this module) and
+:class:`tauguard.dialogue.llm.LLMJudge` (one model call per question, role ``guard``).
+
+Which writes need a yes and what a statement must convey come only from the write contract
+(:func:`tauguard.domains.contract.contract`, ``confirmation``). The pairing rules:
+
+- a *pair* is an agent text turn and the user's next text turn;
+- a pair confirms a write when the agent turn asks for the go-ahead and, with the agent's
+  turns since the user last changed the request, states the write (:mod:`.statement`), and the
+  reply's polarity is ``yes`` (:mod:`.polarity`); a payment or detail question between the
+  summary and the yes does not break this, and a yes to a question that asks for something
+  else (a detail, a choice) is not a confirmation;
+- a confirmation stays in force until the write, unless the user later refuses, attaches a
+  condition or changes the request; a summary covers every write it lists; a write that
+  creates something (it names no existing target: a booking, a certificate, a refuel) is
+  used up by making it, so an identical repeat needs a new yes (the other bookings a summary
+  lists do not), while a repeat of an update is the same change again.
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from tauguard.conversation import Conversation, ToolCallView
+from tauguard.dialogue.polarity import Polarity, _fold, polarity, sentences
+from tauguard.dialogue.reasons import Reason, stated_reason
+from tauguard.dialogue.statement import Facts, facts_of, names_action, states
+from tauguard.dialogue.view import DialogueView, Turn, view_of
+from tauguard.domains.contract import Confirmation, contract
+
+COMPILED_VERSION = 1  # bump on any change of the compiled judge's rules
+
+
+class Pairing(BaseModel):
+    """A statement and the reply that confirms a write with it."""
+
+    statement_at: int  # event position of the agent's statement
+    reply_at: int  # event position of the user's reply
+    statement: str
+    reply: str
+
+
+class Finding(BaseModel):
+    """The judge's answer about one write: the confirmations in force when it is made."""
+
+    needed: bool  # whether the contract asks for an explicit yes for this write
+    pairs: list[Pairing] = []
+    judge: str = ""
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether an explicit yes to a statement of the write is in force."""
+        return bool(self.pairs)
+
+
+@runtime_checkable
+class DialogueJudge(Protocol):
+    """What every consumer asks of the dialogue (both backends implement it)."""
+
+    name: str
+    version: int
+
+    def confirmation(self, domain: str, view: DialogueView, call: ToolCallView, at: int | None = None) -> Finding:
+        """The confirmations of ``call`` in force at event position ``at`` (default: after the view)."""
+        ...
+
+    def polarity(self, text: str) -> Polarity:
+        """The polarity of one user reply."""
+        ...
+
+    def reason(self, domain: str, view: DialogueView, covered: bool = False) -> Reason | None:
+        """The reason the user gave (``covered``: one the airline insurance covers), if any."""
+        ...
+
+
+def needs_confirmation(domain: str, tool: str) -> Confirmation | None:
+    """The contract's confirmation rule for ``tool`` in ``domain`` (None: no explicit yes needed)."""
+    try:
+        rule = contract(domain).rule(tool)
+    except Exception:  # noqa: BLE001 -- a domain without a contract asks for nothing
+        return None
+    return rule.confirmation if rule is not None else None
+
+
+# A question (or request) asking for the go-ahead.
+_ASKS = re.compile(
+    r"\b(confirm|proceed|go ahead|shall i|should i|want me to|like me to|would you like to|do you want to|"
+    r"okay to|ok to|ready|is (?:that|this|everything) (?:correct|right|ok(?:ay)?|fine)|correct|sound good|sounds good|look good|"
+    r"looks good|are you sure|can i|may i|do you agree|agree|approve|yes or no|"
+    r"happy (?:with|to)|work for you|works for you)\b",
+    re.IGNORECASE,
+)
+_ASKS_IMPERATIVE = re.compile(
+    r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
+    r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
+    r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|"
+    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes|['\"]yes['\"]? (?:to|and i(?:'ll| will)) (?:confirm|proceed|go ahead))\b",
+    re.IGNORECASE,
+)
+# The user changing what is to be done, after agreeing.
+_CHANGE = re.compile(
+    r"\b(actually|instead|rather|change (?:it|that|the|to|my mind)|changed my mind|one more thing|on second thought|"
+    r"scratch that|wait|hold on|make it|switch (?:it|to))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmation | None = None,
+                  domain: str | None = None) -> bool:
+    """Whether an agent message asks the user for the go-ahead (of ``call``'s action, if given).
+
+    A question counts when it asks to proceed ("Shall I go ahead?", "Is that correct?") or
+    names the action ("Would you like to cancel it?"); so does a request for a yes ("Please
+    confirm and I'll proceed"). A question that only asks for something else (which card,
+    which flight, a date, the reason, whether to look something up, whether a fact is right)
+    does not, nor (with ``domain``) one that names another action of the domain and not this
+    one ("Shall I proceed with the upgrade?" does not ask for the go-ahead of adding bags).
+    """
+    # in a menu of options ("1. Upgrade both? 2. Stay in economy?") no option is put to the user
+    # for a yes; a go-ahead question outside the list still counts
+    menu = _menu(text)
+    own, other = _action_words(domain, call, rule)
+    topics: list[str] = []
+    for sentence in sentences(text):
+        question = sentence.endswith("?")
+        if (menu and question and _LIST_ITEM.match(sentence)) or "|" in sentence:
+            continue  # a menu's options; a table's cells ("| Cancellable?")
+        if question:
+            if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
+                continue
+            last_clause = re.split(r"[:;\u2014]", sentence)[-1]
+            if _WH.search(last_clause) or (_WH.search(sentence) and not _STRONG.search(sentence)):
+                continue  # "Which card would you like to use?" asks for a detail
+            if _CHOICE.search(sentence) and not _STRONG.search(sentence):
+                continue  # "Keep 3 bags or reduce to 2?" asks for a choice
+            asks = bool(_ASKS.search(sentence) or _SHORT_ASK.match(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
+        else:
+            asks = bool(_ASKS_IMPERATIVE.search(sentence))
+        if not asks:
+            continue
+        if _names_any(sentence, own):
+            return True
+        # only a question names the action it asks about; a request for a yes refers back to it
+        topics.append("other" if question and other and _names_any(sentence, other) else "generic")
+    # a generic request ("Please confirm with yes") asks about what the specific one names:
+    # with only another action named ("Shall I proceed with the upgrade?"), not this one
+    return "generic" in topics and "other" not in topics
+
+
+def _action_words(domain: str | None, call: ToolCallView | None, rule: Confirmation | None) -> tuple[set[str], set[str]]:
+    """(words only this write's action uses, words only the domain's other writes use), from the contract."""
+    if domain is None or call is None or rule is None:
+        return set(), set()
+    try:
+        writes = contract(domain).write
+    except Exception:  # noqa: BLE001 -- no contract: no other actions known
+        return set(), set()
+    # a word that begins a target's name ("reserv" of reservation) names the target, not an action
+    targets = [name.removesuffix("_id") for name in contract(domain).entities]
+    lists = [{w.lower() for w in c.confirmation.words if not any(t.startswith(w.lower()) for t in targets)}
+             for c in writes if c.confirmation]
+    # a word in several actions' lists ("change", "update") names none of them in particular
+    specific = {w for words in lists for w in words if sum(w in other for other in lists) == 1}
+    own = {w.lower() for w in rule.words} & specific
+    return own, specific - own
+
+
+def _names_any(sentence: str, words: set[str]) -> bool:
+    stems = {w[:-1] if w.endswith("e") and len(w) > 4 else w for w in words}
+    return any(re.search(r"\b" + re.escape(w), sentence) for w in stems)
+
+
+# Questions that ask for a detail, a choice, a fact or permission to look something up, not for the go-ahead.
+_WH = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(which|what|when|where|how|who|whose|why|(?:can|could) you (?:please )?tell me|do you (?:know|have|need))\b",
+    re.IGNORECASE,
+)
+# A bare "OK?" / "Right?" after a statement of the action.
+_SHORT_ASK = re.compile(r"^\W*(ok(?:ay)?|alright|all right|right|correct|agreed|good|sound good|yes or no)\W*\?$", re.IGNORECASE)
+_CHOICE = re.compile(r"\w\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+_STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
+_PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
+_FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)
+_INFORMATION = re.compile(
+    r"\b(check(?:ing)?|look (?:into|up|for)|looking (?:into|up)|see if|search(?:ing)?|find out|explore|calculat\w+|verify|review|"
+    r"consider|help (?:with|you)|like help|either of these|any of these|other options|anything else|transfer\w*)\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)", re.IGNORECASE)
+_LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _menu(text: str) -> bool:
+    """Whether an agent message offers alternatives as a list of questions ("1. Upgrade both? 2. Stay?")."""
+    return len(_LIST_QUESTION.findall(text.replace("**", ""))) >= 2
+
+
+def _pairs(turns: list[Turn]) -> list[tuple[int, int]]:
+    """(agent turn, the user's next turn) index pairs into ``turns``, no agent turn between."""
+    found: list[tuple[int, int]] = []
+    for i, turn in enumerate(turns):
+        if turn.role != "agent":
+            continue
+        if i + 1 < len(turns) and turns[i + 1].role == "user":
+            found.append((i, i + 1))
+    return found
+
+
+def _creates(rule: Confirmation) -> bool:
+    # A statement that names no existing target describes something new: doing it twice
+    # makes two (a second booking, a second certificate), so each needs its own yes.
+    return not any(p in ("reservation_id", "order_id", "user_id") for p in rule.conveys) and not any(
+        p.startswith(("address", "zip")) for p in rule.conveys
+    )
+
+
+class CompiledJudge:
+    """The deterministic backend (see the module docstring for the rules)."""
+
+    name = "compiled"
+    version = COMPILED_VERSION
+
+    def polarity(self, text: str) -> Polarity:
+        """The compiled polarity of a reply."""
+        return polarity(text)
+
+    def reason(self, domain: str, view: DialogueView, covered: bool = False) -> Reason | None:
+        """The first reason the user stated (covered: a health or weather reason)."""
+        return stated_reason(view, covered=covered)
+
+    def confirmation(self, domain: str, view: DialogueView, call: ToolCallView, at: int | None = None) -> Finding:
+        """The pairs confirming ``call`` still in force at ``at``."""
+        rule = needs_confirmation(domain, call.name)
+        if rule is None:
+            return Finding(needed=False, judge=self.label)
+        prefix = view.before(at) if at is not None else view
+        facts = facts_of(prefix)
+        turns = prefix.turns
+        found = [
+            Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text, reply=turns[j].text)
+            for i, j in _pairs(turns)
+            if self._confirms(domain, turns, i, j, call, rule, prefix, facts)
+        ]
+        return Finding(needed=True, pairs=found, judge=self.label)
+
+    @property
+    def label(self) -> str:
+        """``name/version``, as stored on the reports it scores."""
+        return f"{self.name}/{self.version}"
+
+    def pair_confirms(self, view: DialogueView, domain: str, call: ToolCallView, statement_at: int, reply_at: int, at: int) -> bool:
+        """Whether the pair at (``statement_at``, ``reply_at``) confirms ``call`` made at ``at``."""
+        return any(p.statement_at == statement_at and p.reply_at == reply_at for p in self.confirmation(domain, view, call, at).pairs)
+
+    # -- the rules ------------------------------------------------------------------------
+
+    def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
+                  view: DialogueView, facts: Facts) -> bool:
+        statement, reply = turns[i], turns[j]
+        if polarity(reply.text) != "yes":
+            return False
+        if not asks_go_ahead(statement.text, call, rule, domain):
+            return False
+        episode = self._episode(turns, i)
+        earlier = [t.text for t in episode[:-1]]
+        context = [t.text for t in turns[:i]] + [reply.text]
+        # the agent must state the action: the reply resolves references, it does not state details
+        if not names_action("\n".join([*earlier, statement.text]), call, rule):
+            return False
+        if not states(statement.text, call, rule, view, context, facts, earlier=earlier):
+            return False
+        return self._in_force(domain, turns, j, call, rule, view)
+
+    @staticmethod
+    def _episode(turns: list[Turn], i: int) -> list[Turn]:
+        """The statement and the agent's turns before it since the user last changed the request.
+
+        Walking back over earlier pairs: a user turn that agrees, or answers a detail question
+        (a payment method, a choice) keeps the episode open; one that refuses, attaches a
+        condition or changes the request closes it.
+        """
+        episode = [turns[i]]
+        k = i - 1
+        while k >= 0 and len(episode) < 4:
+            turn = turns[k]
+            if turn.role == "user":
+                if polarity(turn.text) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
+                    break
+            else:
+                episode.insert(0, turn)
+            k -= 1
+        return episode
+
+    @staticmethod
+    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView) -> bool:
+        reply_at = turns[j].position
+        for k, later in enumerate(turns[j + 1 :], start=j + 1):
+            if later.role != "user":
+                # the write failed and the agent put it to the user again (a revised plan): the
+                # earlier yes is superseded by the answer to the new statement
+                if k + 1 < len(turns) and turns[k + 1].role == "user" and _failed_between(view, call, reply_at, later.position) \
+                        and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule):
+                    return False
+                continue
+            if polarity(later.text) in ("no", "conditional"):
+                return False
+            if _CHANGE.search(_fold(later.text)):
+                return False  # the user changed the request since (a re-confirmation is a pair of its own)
+        if _creates(rule):
+            for pos, made in view.calls:
+                if pos <= reply_at or made.name != call.name or made.arguments != call.arguments:
+                    continue
+                result = view.result_of(made)
+                if result is not None and not result.error:
+                    return False  # this very thing was already made with it: a second one needs its own yes
+        return True
+
+
+def _same_target(a: ToolCallView, b: ToolCallView) -> bool:
+    """Whether two calls of a tool act on the same existing target (any two, when it names none)."""
+    keys = [k for k in ("reservation_id", "order_id") if k in a.arguments]
+    return a.name == b.name and all(a.arguments.get(k) == b.arguments.get(k) for k in keys)
+
+
+def _failed_between(view: DialogueView, call: ToolCallView, start: int, end: int) -> bool:
+    """Whether a call of ``call``'s tool on its target failed (an error result) between two positions."""
+    return any(r.error and _same_target(r.call, call) and start < r.position < end for r in view.results)
+
+
+def judge_conversation(judge: DialogueJudge, domain: str, conversation: Conversation, call: ToolCallView) -> Finding:
+    """``judge``'s confirmation finding for ``call``, proposed after ``conversation``."""
+    return judge.confirmation(domain, view_of(conversation), call)

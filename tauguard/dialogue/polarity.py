@@ -1,0 +1,167 @@
+"""The polarity of a user reply, without a model: yes, no, conditional, a question back, or none.
+
+A reply is read sentence by sentence, because real users put the decisive words anywhere
+("Ah, c'est dommage... I understand. Oui, please go ahead and cancel those three
+reservations"): a yes in any sentence counts unless another sentence withdraws it, makes it
+conditional or turns the reply into a question about the action. Cues cover the languages
+users switch into (French, Spanish, German, Italian, Portuguese) and the idioms that carry a
+negation word without refusing ("No problem, go ahead", "no worries").
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+Polarity = Literal["yes", "no", "conditional", "question", "none"]
+POLARITIES: tuple[Polarity, ...] = ("yes", "no", "conditional", "question", "none")
+
+# Agreement, anywhere in a sentence.
+_YES = re.compile(
+    r"\b(yes|yeah|yep|yup|ya|sure|certainly|absolutely|definitely|of course|correct|confirm(?:ed|s)?|"
+    r"go ahead|proceed|please do|do it|do that|let'?s do (?:it|that|this)|"
+    r"that'?s (?:right|correct|fine|good|great|perfect|ok(?:ay)?)|that works|works for me|sounds (?:good|great|perfect|fine)|"
+    r"(?:looks|all) (?:good|great|correct|right|perfect)|perfect|i agree|agreed|approved?|affirmative|"
+    r"ok(?:ay)?|alright|all right|fine by me|happy to|"
+    # other languages (accents are stripped before matching)
+    r"oui|d'?accord|allez-?y|vas-?y|je confirme|"
+    r"si,|claro|adelante|de acuerdo|vale|confirmo|"
+    r"ja|genau|einverstanden|mach(?:en sie)? (?:das|es)|"
+    r"certo|va bene|procedi|"
+    r"sim|pode)\b",
+    re.IGNORECASE,
+)
+# An imperative asking the agent to perform the action is agreement too ("Please cancel those
+# three reservations", "Upgrade and then cancel XEHM4B", "Let's go with option 2").
+_REQUEST = re.compile(
+    r"(?:^|[,;:]\s*|\bplease\s+|\bjust\s+|\bthen\s+|\band\s+)"
+    r"(?:please\s+)?(?:go (?:ahead|with)|book|cancel|change|modify|update|upgrade|downgrade|switch|move|add|remove|"
+    r"return|exchange|refund|send|issue|process|make (?:the|that|this|these|those|it)|apply|use|charge|put|"
+    r"rebook|refuel|submit|finali[sz]e|complete|place|do the)\b",
+    re.IGNORECASE,
+)
+# Refusal, hesitation or a change of mind, when it opens a sentence (a "don't" inside a yes
+# sentence is a detail of what was agreed: "Yes, and I don't need insurance").
+_NO = re.compile(
+    r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
+    r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
+    r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:(?:want|like|wish) to (?:proceed|go ahead|continue|do (?:it|that|this))|think so|agree|confirm|accept|proceed)|"
+    r"i(?:'d| would) rather not|i(?:'ve| have| just)? ?changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
+    r"non\b|nein\b|no,)",
+    re.IGNORECASE,
+)
+# A negation anywhere that withdraws the action itself.
+_WITHDRAW = re.compile(
+    r"\b(don'?t|do not|please don'?t|please do not|no need to|never mind|not (?:go ahead|proceed|do (?:it|that|this)))\b"
+    r"\s*(?:go ahead|proceed|do (?:it|that|this|anything)|cancel|make (?:the|any) change|book|change (?:it|anything)|modify|return|exchange|submit)\b",
+    re.IGNORECASE,
+)
+# The user defers the yes to a later message ("Send me the full summary and I'll approve").
+_DEFER = re.compile(
+    r"\bi(?:'ll| will) (?:then )?(?:approve|confirm|give you the (?:green light|go-?ahead)|reply (?:with )?['\"]?yes|say ['\"]?yes)\b|"
+    r"\bsend (?:me )?(?:the|a) (?:full |final |updated )?(?:exchange |return |order )?summary\b|\bfor my (?:review|approval)\b",
+    re.IGNORECASE,
+)
+# Idioms that contain a negation word but agree or are neutral.
+_NOT_NEGATIONS = re.compile(
+    r"\b(no problem|no worries|not a problem|no issue|no rush|no hurry|no doubt|no, that'?s (?:right|correct)|"
+    r"why not|no insurance|no (?:checked )?bags?|no (?:other|more) changes|nothing else)\b",
+    re.IGNORECASE,
+)
+# A condition or a reservation attached to the agreement: strong markers anywhere; a plain
+# "if" only where it opens the agreeing sentence ("Yes, if it's refundable"), since an "if"
+# later in a reply usually belongs to a side request ("let me know if the date changes").
+_CONDITIONAL = re.compile(
+    r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
+    r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel|submit)|"
+    r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
+    r"with (?:one|a|two|some|a few) (?:small |minor |quick )?(?:corrections?|changes?|exceptions?|adjustments?|modifications?)|"
+    r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
+    re.IGNORECASE,
+)
+_OPENING_IF = re.compile(
+    r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b"
+    r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition
+    re.IGNORECASE,
+)
+# An "if" whose consequence changes or halts the action ("If the difference is more than my
+# balance, please pause and let me know"; "If that isn't possible, then yes, proceed").
+_CONTINGENCY = re.compile(r"\b(pause|stop|hold off|hold on|wait|don'?t|do not|instead|then (?:yes|go ahead|proceed|please))\b", re.IGNORECASE)
+# "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
+_ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
+# A question back about the terms of the action: agreeing depends on its answer.
+_TERMS = re.compile(
+    r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b|"
+    r"\bis (?:that|this|it) (?:possible|doable|allowed|ok(?:ay)?)\b|\bconfirm (?:that'?s|that is|it'?s) possible\b|\b(?:does|would|will) that work\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
+
+
+def _fold(text: str) -> str:
+    """Lowercase, accents stripped, typographic quotes and markdown emphasis normalised."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').replace("\u2011", "-").replace("*", "").replace("_", " ")
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (split on . ! ? ; and newlines), stripped, non-empty."""
+    return [s.strip() for s in _SENTENCE.findall(_fold(text)) if s.strip(" .!?;\n")]
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+_ANSWER = re.compile(r"^\W*(yes|no|ok(?:ay)?|sure|yeah|yep|nope|thanks?|thank you|oui|non|merci|ja|nein)\b", re.IGNORECASE)
+
+
+def is_short_answer(text: str) -> bool:
+    """Whether a user message opens as an answer (yes / no / ok / thanks), not as a request of its own."""
+    return bool(_ANSWER.match(_fold(text)))
+
+
+def polarity(text: str) -> Polarity:
+    """The polarity of a user reply (see the module docstring).
+
+    ``no`` wins over ``yes`` when a sentence refuses or withdraws the action; ``conditional``
+    when a sentence attaches a condition; ``question`` when the reply asks something and
+    never agrees; ``none`` when it neither agrees nor refuses (it answers something else).
+    """
+    folded = _fold(text)
+    if _DEFER.search(folded):
+        return "conditional"
+    said = sentences(_NOT_NEGATIONS.sub(" ", folded))
+    yes = no = conditional = question = False
+    for sentence in said:
+        if _is_question(sentence):
+            question = True
+            continue
+        if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
+            no = True
+            continue
+        agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
+        if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)) or (
+            _OPENING_IF.search(sentence) and _CONTINGENCY.search(sentence)
+        ):
+            conditional = True
+        elif agrees:
+            yes = True
+    if no and not yes:
+        return "no"
+    if no:
+        # A refusal and an agreement in one reply ("Wait, I don't want to cancel that one. Go
+        # ahead with the other two"): the user agrees to something other than what was put to
+        # them, so it is no plain yes.
+        return "conditional"
+    if conditional:
+        return "conditional"
+    if yes and any(_is_question(s) and _TERMS.search(s) for s in said):
+        return "question"  # "Go ahead, but could you confirm there won't be any fees?"
+    if yes:
+        return "yes"
+    return "question" if question else "none"

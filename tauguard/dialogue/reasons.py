@@ -1,0 +1,109 @@
+"""Which reason did the user state for a write, and is it one the airline insurance covers?
+
+The policy's covered reasons are *health* and *weather* (``airline.cancel_basis_insurance``).
+The compiled backend reads a user's words as concepts, not as a list of trigger words: each
+concept is a set of expression patterns for the ways people say it (a state of the body,
+an event, a place or person of care; "not feeling well", "came down with", "under the
+weather" is health, not weather), with negation ("I'm not sick, my plans changed" states no
+health reason) and idioms resolved before matching. The LLM backend judges the same
+question by meaning (:mod:`tauguard.dialogue.llm`).
+
+This module imports neither tau2 nor litellm.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from tauguard.dialogue.polarity import _fold
+from tauguard.dialogue.view import DialogueView, Turn
+
+ReasonKind = Literal["health", "weather", "other"]
+COVERED: tuple[ReasonKind, ...] = ("health", "weather")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A reason the user stated: the turn, and what kind of reason it is."""
+
+    position: int
+    text: str
+    kind: ReasonKind
+
+
+# Idioms whose words would mislead: rewritten to their meaning first.
+_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bunder the weather\b"), " unwell "),
+    (re.compile(r"\bnot (?:feeling|doing) (?:so |too |very )?(?:well|good|great|ok(?:ay)?|myself|100 ?%)\b"), " unwell "),
+    (re.compile(r"\b(?:feel|feeling|felt) (?:sick|ill|awful|terrible|bad|horrible|rough|poorly|unwell)\b"), " unwell "),
+    (re.compile(r"\bcame down with|come down with|coming down with|caught (?:a|the)\b"), " illness "),
+    (re.compile(r"\bweather(?:ed)? the storm\b"), " "),
+)
+
+_HEALTH = re.compile(
+    r"\b(unwell|illness|ill|sick(?:ness)?|health|healthy|medical(?:ly)?|medicine|medication|"
+    r"doctor|physician|hospital(?:i[sz]ed)?|clinic|emergency room|\ber\b|surgery|surgical|operation|"
+    r"injur(?:y|ed|ies)|hurt|broke (?:my|his|her) \w+|broken (?:leg|arm|ankle|wrist|hip|bone)|fracture\w*|sprain\w*|"
+    r"fever|flu|covid|virus|infection|infected|pneumonia|migraine|pain|cancer|stroke|heart attack|"
+    r"pregnan\w+|contagious|diagnos\w+|symptoms?|recover\w*|treatment|therapy|bedridden|quarantin\w+|"
+    r"malade|enfermo|enferma|krank)\b"
+)
+_WEATHER = re.compile(
+    r"\b(weather|storms?|stormy|thunderstorms?|hurricanes?|typhoons?|cyclones?|tornado(?:es)?|blizzards?|"
+    r"snow(?:storm|fall|ed in)?|ice storm|icy|freezing rain|floods?|flooding|heavy rain|"
+    r"forecast|wildfires?|volcan\w+|ash cloud|hail|extreme (?:heat|cold)|heat ?wave|"
+    r"tempete|ouragan|tormenta|huracan|unwetter)\b"
+)
+# Any reason at all (the policy asks the agent to get one for a cancellation).
+_ANY = re.compile(
+    r"\b(because|since|due to|as i|reason|change of plans?|plans? (?:have |has |just |\w+ )?changed|changed? (?:my|our) plans?|"
+    r"no longer|don'?t need|do not need|don'?t want|can'?t make|cannot make|won'?t be able|unable to|"
+    r"emergency|family|work|conflict|mix-?up|mistake|cancel+ed by|airline cancel+ed|flight (?:was|got|has been|is) cancel+ed|"
+    r"personal|schedule)\b"
+)
+_NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|nothing to do with|rather than|unrelated to)\s+(?:\w+\s+){0,2}$")
+_ASKS_REASON = re.compile(r"\b(reason|why)\b")
+
+
+def _concept_in(text: str, concept: re.Pattern[str]) -> bool:
+    folded = _fold(text)
+    for pattern, meaning in _IDIOMS:
+        folded = pattern.sub(meaning, folded)
+    for match in concept.finditer(folded):
+        if not _NEGATED.search(folded[: match.start()]):
+            return True
+    return False
+
+
+def reason_kind(text: str) -> ReasonKind | None:
+    """The kind of reason a user message states, or None when it states none."""
+    if _concept_in(text, _HEALTH):
+        return "health"
+    if _concept_in(text, _WEATHER):
+        return "weather"
+    if _ANY.search(_fold(text)):
+        return "other"
+    return None
+
+
+def stated_reason(view: DialogueView, covered: bool = False) -> Reason | None:
+    """The first user turn stating a reason (``covered``: a health or weather one).
+
+    A user turn answering the agent's question about the reason counts as a reason even
+    when it names none of the concepts ("My plans changed" / "I just can't go anymore").
+    """
+    previous: Turn | None = None
+    for turn in view.turns:
+        if turn.role == "user":
+            kind = reason_kind(turn.text)
+            if covered:
+                if kind in COVERED:
+                    return Reason(turn.position, turn.text, kind)  # type: ignore[arg-type]
+            elif kind is not None:
+                return Reason(turn.position, turn.text, kind)
+            elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(_fold(previous.text)):
+                return Reason(turn.position, turn.text, "other")
+        previous = turn
+    return None

@@ -1,0 +1,86 @@
+"""Text tables that fit the terminal.
+
+A table wider than the terminal is split into column groups printed one under the other,
+each repeating the first (key) column, and long cells are wrapped; ``--wide`` (or
+``TAUGUARD_WIDE=1``) prints every table on one line per row. Output that is not a terminal
+(a pipe, a file) is never split unless ``COLUMNS`` is set, so scripts reading it see whole
+rows. Markdown and other formats meant for files are never split.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+_state = {"wide": False}
+MIN_WIDTH = 40
+MAX_CELL = 60  # characters before a cell wraps when the table does not fit
+
+
+def set_wide(wide: bool) -> None:
+    """``--wide``: never split or wrap tables in this process."""
+    _state["wide"] = bool(wide)
+
+
+def terminal_width() -> int | None:
+    """The width tables must fit, or None when they need not (``--wide``, or not a terminal)."""
+    if _state["wide"] or os.environ.get("TAUGUARD_WIDE", "").lower() in ("1", "true", "yes"):
+        return None
+    if not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+        return None
+    return max(MIN_WIDTH, shutil.get_terminal_size((100, 24)).columns)
+
+
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _as_rows(rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]], headers: Any) -> tuple[list[str], list[list[Any]]]:
+    if headers == "keys":
+        keys: list[str] = []
+        for row in rows:
+            for key in row:  # type: ignore[union-attr]
+                if key not in keys:
+                    keys.append(key)
+        return keys, [[row.get(k, "") for k in keys] for row in rows]  # type: ignore[union-attr]
+    return list(headers), [list(r) for r in rows]
+
+
+def fit_table(
+    rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]],
+    headers: Any = "keys",
+    tablefmt: str = "simple",
+    width: int | None = -1,
+    **options: Any,
+) -> str:
+    """``tabulate(rows, headers, tablefmt, **options)``, split into column groups that fit
+    ``width`` (default: :func:`terminal_width`; None: no limit)."""
+    text = tabulate(rows, headers=headers, tablefmt=tablefmt, **options)
+    limit = terminal_width() if width == -1 else width
+    if limit is None or tablefmt not in ("simple", "plain") or _width(text) <= limit or not rows:
+        return text
+    names, body = _as_rows(rows, headers)
+    options.pop("maxcolwidths", None)
+    cell = max(12, min(MAX_CELL, limit // 2))
+
+    def render(cols: list[int]) -> str:
+        return tabulate(
+            [[r[c] for c in cols] for r in body], headers=[names[c] for c in cols], tablefmt=tablefmt,
+            maxcolwidths=[cell] * len(cols), **options,
+        )
+
+    groups: list[list[int]] = []
+    current = [0]
+    for col in range(1, len(names)):
+        if _width(render(current + [col])) <= limit or len(current) == 1:
+            current.append(col)
+        else:
+            groups.append(current)
+            current = [0, col]
+    groups.append(current)
+    return "\n\n".join(render(g) for g in groups)
