@@ -104,7 +104,8 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        run = load_run(run_dir, conversations=False)
+        # The outcome index holds everything the summary counts: no record is parsed.
+        run = load_run(run_dir, records=False)
         summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))
