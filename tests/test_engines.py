@@ -100,24 +100,40 @@ def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, 
 
 
 def test_dask_lost_worker_leaves_its_units_for_resume(
-    with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """The job of airline/17 kills its worker process (a test hook, as a lost node would): the
-    other units are recorded, the run ends `interrupted` with no traceback, and `--resume`
-    runs the two lost units; every record equals loky's."""
+    other units are recorded, the run ends `interrupted` with no traceback and exit 3 (before:
+    exit 0 with only `warning:` lines), and `--resume` runs the two lost units; every record
+    equals loky's."""
     _require("dask")
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+
     monkeypatch.setenv(LOSE_JOB_ENV, "airline/17")
-    result = tauguard.run({**RUN, "backend": "dask", "out": str(tmp_path), "name": "dask"})
-    assert result.status == "interrupted" and "2 units not recorded" in (result.manifest.stop_reason or "")
-    assert result.incomplete is not None and result.incomplete.reason.startswith("2 units not recorded")  # CLI: exit 3
-    assert "lost the job of airline/17 (2 units)" in capfd.readouterr().err
-    partial = _records(result.run_dir)
+    run_dir = tmp_path / "dask"
+    res = CliRunner().invoke(app, [
+        "run", "--strategy", RUN["strategy"], "--task-ids", ",".join(RUN["task_ids"]), "-k", str(RUN["trials"]),
+        "--faults", RUN["faults"], "--seed", str(RUN["seed"]), "--backend", "dask", "--workers", "2",
+        "--out", str(tmp_path), "--name", "dask", "--plain",
+    ])
+    assert res.exit_code == 3, res.output
+    assert "Traceback" not in res.output and "lost the job of airline/17 (2 units)" in res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: run incomplete: 2 units not recorded (lost with their worker); resume to run them; "
+        f"resume with: tauguard run --resume {run_dir}"
+    ]
+    manifest = load_run(run_dir).manifest
+    assert manifest.status == "interrupted" and "2 units not recorded" in (manifest.stop_reason or "")
+    partial = _records(run_dir)
     assert sorted(partial) == sorted(k for k in with_loky if k[1] != "17")
     _no_cluster_left()
     monkeypatch.delenv(LOSE_JOB_ENV)
-    resumed = tauguard.resume(result.run_dir, workers=1)  # in this process: the lost units only
-    assert resumed.status == "completed" and resumed.progress.done == 6
-    assert _records(result.run_dir) == with_loky
+    resumed = tauguard.resume(run_dir, workers=1)  # in this process: the lost units only
+    assert resumed.status == "completed" and resumed.progress.done == 6 and resumed.incomplete is None
+    assert _records(run_dir) == with_loky
 
 
 def test_a_missing_extra_is_one_error_line_and_nothing_is_written(
@@ -211,3 +227,4 @@ def test_driver_bounds_submission_skips_lost_jobs_and_honours_the_budget(capsys:
     next(stream)
     stream.close()  # Ctrl-C, SIGTERM: the jobs in flight are cancelled, the engine closed
     assert engine.cancelled == [1, 2] and engine.closed
+

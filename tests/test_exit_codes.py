@@ -119,3 +119,43 @@ def test_every_ending_that_is_not_complete_has_a_reason(tmp_path: Path, status, 
     else:
         assert found is not None and found.reason.startswith(reason)
         assert found.resume == f"tauguard run --resume {tmp_path}"
+
+
+@pytest.mark.parametrize("manifest_too", [False, True])
+def test_a_full_disk_mid_run_is_one_error_line_and_exit_3(tmp_path: Path, monkeypatch, manifest_too: bool):
+    import errno
+
+    from tauguard.execution import batch
+    from tauguard.store import RecordWriter
+
+    real_write = RecordWriter.write
+    written: list[int] = []
+
+    def fills_up(self, record):
+        if len(written) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(1)
+        real_write(self, record)
+
+    monkeypatch.setattr(RecordWriter, "write", fills_up)
+    if manifest_too:  # the disk stays full: the final manifest cannot be written either
+        real_manifest = batch.write_manifest
+
+        def manifest_fails_once_full(run_dir, manifest):
+            if len(written) == 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_manifest(run_dir, manifest)
+
+        monkeypatch.setattr(batch, "write_manifest", manifest_fails_once_full)
+    res = CliRunner().invoke(app, ["run", "--num-tasks", "5", "--workers", "1", "--out", str(tmp_path), "--name", "full", "--plain"])
+    assert res.exit_code == EXIT_INCOMPLETE, res.output
+    assert "Traceback" not in res.output
+    errors = _error_lines(res.output)
+    assert errors == [f"error: run incomplete: cannot write run folder {tmp_path / 'full'} (No space left on device); "
+                      f"what was recorded stays; resume with: tauguard run --resume {tmp_path / 'full'}"]
+    status = json.loads((tmp_path / "full" / "manifest.json").read_text())["status"]
+    assert status == ("running" if manifest_too else "failed")
+    monkeypatch.undo()
+    resumed = CliRunner().invoke(app, ["run", "--resume", str(tmp_path / "full"), "--plain"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((tmp_path / "full" / "manifest.json").read_text())["status"] == "completed"

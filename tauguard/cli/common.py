@@ -25,6 +25,14 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
+def error_line(message: str) -> str:
+    """``error: message``, with every credential value and URL userinfo scrubbed (an error may
+    quote a flag's value, e.g. an address with a password in it)."""
+    from tauguard.secrets import scrub
+
+    return scrub(f"error: {message}")
+
+
 _notice = {"shown": False}
 
 
@@ -49,7 +57,7 @@ def clear_startup_notice() -> None:
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one clear line to stderr and exit (2 = usage or input error by default)."""
     clear_startup_notice()
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(error_line(message), err=True)
     raise typer.Exit(code)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from tauguard.cli.common import fail, quiet_environment
+from tauguard.cli.common import error_line, fail, quiet_environment
 from tauguard.errors import TauguardInputError
 
 quiet_environment()
@@ -75,7 +75,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
     ("tauguard.cli.report", "report", "report"),
-    ("tauguard.cli.faults", "faults", "faults"),
+    ("tauguard.cli.faults", "app", "faults"),
     ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
@@ -132,7 +132,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except TauguardInputError as exc:  # raised outside a command body (e.g. while parsing)
-        typer.echo(f"error: {exc.first_line()}", err=True)
+        typer.echo(error_line(exc.first_line()), err=True)
         sys.exit(2)
     except typer.Abort:
         typer.echo("aborted", err=True)
@@ -140,6 +140,6 @@ def main() -> None:
     except _click_error_types() as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)  # help was printed
-        typer.echo(f"error: {exc.format_message()}", err=True)  # type: ignore[attr-defined]
+        typer.echo(error_line(exc.format_message()), err=True)  # type: ignore[attr-defined]
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

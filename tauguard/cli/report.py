@@ -69,8 +69,10 @@ def report(
         fail("--labels applies to --audit: give the audit report of a run")
     try:
         floors_config = load_floors(floors) if floors is not None else None
-        loaded = load_runs(runs)
-        gate_base = load_runs([baseline])[0] if baseline is not None else None
+        # From the outcome indexes: only the trials the page displays are parsed, by offset, so
+        # memory does not grow with the runs.
+        loaded = load_runs(runs, conversations=False, records=False)
+        gate_base = load_runs([baseline], conversations=False, records=False)[0] if baseline is not None else None
         opts = ReportOptions(
             primary_k=primary_k, seed=seed, n_resamples=resamples, confidence=confidence, floors=floors_config,
             gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,  # type: ignore[arg-type]

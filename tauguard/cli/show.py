@@ -53,6 +53,10 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
         + f"  faults={s.fault_profile}"
     )
+    if s.sim_feedback:
+        from tauguard.execution.lifecycle import describe_feedback
+
+        lines.append(f"sim feedback: {describe_feedback(s.sim_feedback, s.uptake)}")
     lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
     if s.status != "completed" or s.recorded_units < s.planned_units:
         lines.append(
@@ -118,7 +122,8 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        run = load_run(run_dir, conversations=False)
+        # The outcome index holds everything the summary counts: no record is parsed.
+        run = load_run(run_dir, records=False)
         summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))

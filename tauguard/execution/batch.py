@@ -12,7 +12,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        attack=attack_spec(config),
+                        attack=attack_spec(config), sim_feedback=manifest.sim_feedback or "oracle",
                         verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
                         rate_share=1 if config.backend == "threading" else config.workers,
                         max_retries=config.max_retries, cache=config.cache, no_key=config.no_key,
@@ -243,6 +242,20 @@ class Budget:
         )
 
 
+class RunWriteError(RuntimeError):
+    """The run folder could not be written mid-run (disk full, read-only, I/O error): the run
+    stops; what was recorded stays and ``--resume`` continues once the disk is fixed."""
+
+
+@contextlib.contextmanager
+def _writing(run_dir: Path) -> Iterator[None]:
+    """Turn an OSError of the run folder's files into :class:`RunWriteError` (one line)."""
+    try:
+        yield
+    except OSError as exc:
+        raise RunWriteError(f"cannot write run folder {run_dir} ({exc.strerror or exc}); what was recorded stays") from None
+
+
 def run_batch(
     run_dir: Path,
     manifest: Manifest,
@@ -265,8 +278,9 @@ def run_batch(
         manifest.stop_reason = None
         budget = Budget(config.max_cost, recorded_cost(run_dir))
         manifest.updated_at = now_iso()
-        write_manifest(run_dir, manifest)
-        writer = RecordWriter(run_dir)
+        with _writing(run_dir):
+            write_manifest(run_dir, manifest)
+            writer = RecordWriter(run_dir)
         start = time.perf_counter()
         stream: Iterator[dict[str, Any]] = iter(())
         try:
@@ -287,7 +301,8 @@ def run_batch(
                     # Scrubbed once here, so progress lines, callbacks and the file never
                     # see a credential a provider echoed back.
                     record = TrialRecord.model_validate_json(scrub(json.dumps(raw)))
-                    writer.write(record)
+                    with _writing(run_dir):
+                        writer.write(record)
                     progress.update(record)
                     if on_record is not None:
                         on_record(record, progress)
@@ -313,6 +328,10 @@ def run_batch(
             manifest.status = "interrupted"
             manifest.stop_reason = str(exc)
             raise
+        except RunWriteError as exc:  # the folder itself failed: resume once the disk is fixed
+            manifest.status = "failed"
+            manifest.stop_reason = str(exc)
+            raise
         except BaseException:
             manifest.status = "failed"
             raise
@@ -320,20 +339,16 @@ def run_batch(
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # stops joblib's workers instead of letting them finish queued jobs
-            try:
-                writer.close()
-            except OSError:  # its buffer could not be flushed either (a full disk)
-                if sys.exc_info()[0] is None:
-                    raise
             manifest.wall_time_s += time.perf_counter() - start
             manifest.updated_at = now_iso()
-            try:
+            # After a stop (disk full, read-only, an interrupt) these may fail too: the
+            # records on disk are what a resume trusts, so the error that stopped the run is
+            # the one reported. After a normal end a failure here is the error.
+            ended = manifest.status == "completed"
+            with _writing(run_dir) if ended else contextlib.suppress(OSError):
+                writer.close()
+            with _writing(run_dir) if ended else contextlib.suppress(OSError):
                 write_manifest(run_dir, manifest)
-            except OSError:
-                # A full or read-only disk: the records written so far stand and the folder
-                # resumes as it is; the error that stopped the run is the one to report.
-                if sys.exc_info()[0] is None:
-                    raise
             clean_joblib_folders()
     finally:
         lock.release()

@@ -105,6 +105,15 @@ class FalseHoldSection(BaseModel):
     note: str | None = None
 
 
+def _records(run: Run, conversations: bool = False) -> list[Any]:
+    """The run's records: in memory, or read back when the report loaded outcomes only."""
+    if run.records and (not conversations or all(r.simulation is not None for r in run.records[:1])):
+        return list(run.records)
+    from tauguard.store import iter_records
+
+    return iter_records(Path(run.path), conversations=conversations)[0]
+
+
 # --------------------------------------------------------------------------- guard against guard
 
 
@@ -144,7 +153,7 @@ def guard_stats(runs: Sequence[Run]) -> list[GuardStatsRow]:
     """Latency and error rates of every run whose records carry guard decisions on writes."""
     rows = []
     for run in runs:
-        evaluated = [r for r in run.records if r.error is None]
+        evaluated = [r for r in _records(run) if r.error is None]
         decisions = [e for r in evaluated for e in r.guard_events if e.hook == "before_write" and e.verdict is not None]
         if not decisions:
             continue
@@ -198,7 +207,7 @@ def _source_of(run: Run) -> tuple[str | None, dict[tuple[str, int], int]]:
     path = (run.manifest.provenance or {}).get("path")
     stem = Path(path).name.split(".json")[0] if path else None
     index = {}
-    for r in run.records:
+    for r in _records(run, conversations=True):
         placed = (r.simulation or {}).get("placement") or {}
         if "source_index" in placed:
             index[(r.task_id, r.trial)] = int(placed["source_index"])

@@ -31,6 +31,9 @@ class RunHeader(BaseModel):
     split: str
     trials: int
     fault_profile: str | None = None
+    # The sim agent's reaction to guards ("oracle" = from the gold plan: an upper bound) and uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     git_commit: str | None = None
     status: str

@@ -93,6 +93,10 @@ class ScriptedLLMServer:
         class Handler(BaseHTTPRequestHandler):
             # Keep-alive, as real providers do: a client reuses its connections.
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle's algorithm on, the body waits for
+            # the client's delayed ACK of the headers (~40 ms per response on a kept-alive
+            # connection). Providers' front ends send at once: TCP_NODELAY, as socketserver offers.
+            disable_nagle_algorithm = True
 
             def setup(self) -> None:
                 super().setup()
@@ -106,7 +110,10 @@ class ScriptedLLMServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except (ConnectionResetError, BrokenPipeError):
+                    return  # the client went away mid-request (a killed run)
                 with server._lock:
                     server.request_headers.append(dict(self.headers.items()))
                 item = server._next_item(body)
