@@ -19,10 +19,10 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def ci_line(run: object, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
     """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
-    from tauguard.metrics import task_outcomes
+    from tauguard.metrics import outcomes_from_units
     from tauguard.report.curves import curve
 
-    outcomes = task_outcomes(run.records)  # type: ignore[attr-defined]
+    outcomes = outcomes_from_units(run.unit_outcomes())  # type: ignore[attr-defined]  # the outcome index suffices
     max_k = max((o.trials for o in outcomes), default=0)
     if not max_k:
         return None
