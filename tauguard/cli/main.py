@@ -79,6 +79,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.attacks", "attacks", "attacks"),
     ("tauguard.cli.probes", "app", "probes"),
     ("tauguard.cli.import_", "import_", "import"),
+    ("tauguard.cli.export", "export", "export"),
     ("tauguard.cli.audit", "audit", "audit"),
     ("tauguard.cli.workflow", "app", "workflow"),
     ("tauguard.cli.classifier", "app", "classifier"),

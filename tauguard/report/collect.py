@@ -16,7 +16,7 @@ import datetime as dt
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard import __version__
@@ -79,6 +79,8 @@ class ReportOptions:
     gate_margin: float = 0.05
     gate_mode: GateMode = "non-inferiority"
     trial_budget_bytes: int = TRIAL_BUDGET_BYTES
+    audits: list[dict[str, Any]] = field(default_factory=list)  # `tauguard audit --output` objects
+    labels: list[Any] | None = None  # LabelledWrite; None: the packaged real-write benchmark
 
 
 def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
@@ -471,4 +473,23 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     data.trial_views, data.trial_note = _trial_views(runs, data.task_rows, opts.trial_budget_bytes)
     _accounting(runs, summaries, durations, data)
     _checks(runs, opts, data)
+    _guards(runs, opts, data)
     return data
+
+
+def _guards(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:
+    from tauguard.report.guards import false_holds, guard_pairs, guard_stats
+
+    if len(runs) > 2:
+        stats = {"primary_k": opts.primary_k, "n_resamples": opts.n_resamples, "confidence": opts.confidence, "seed": opts.seed}
+        data.guard_pairs, data.guard_pair_notes = guard_pairs(runs, stats)
+    data.guard_stats = guard_stats(runs)
+    if opts.audits:
+        if opts.labels is None:
+            from tauguard.benchmark.real_writes import load_labels
+
+            opts.labels = load_labels()
+        try:
+            data.false_holds = false_holds(opts.audits, runs, opts.labels, opts.confidence)
+        except ValueError as exc:  # AuditInputError: an audit of a run the report was not given
+            raise ReportError(str(exc)) from None
