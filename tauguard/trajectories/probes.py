@@ -28,7 +28,7 @@ from tauguard.faults.model import ProbeLabel
 from tauguard.probes.model import Probe
 from tauguard.store import Run
 from tauguard.trajectories.audit import canonical_arguments, gold_writes, write_class
-from tauguard.trajectories.importer import tasks_by_id
+from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import replay_recorded
 
 CLASS_LABEL: dict[str, ProbeLabel] = {
@@ -66,7 +66,7 @@ def probes_from_run(run: Run, progress: Callable[[str], None] | None = None) -> 
     """One probe per recorded agent write of every error-free record with a conversation."""
     records = [r for r in run.records if r.simulation is not None and r.error is None]
     domain = run.manifest.domains[0]
-    tasks = tasks_by_id(domain, {r.task_id for r in records})
+    tasks = run_tasks(domain, {r.task_id for r in records}, run.manifest.provenance.get("task_definitions"))
     agent_types, _ = t2.tool_types(domain)
     probes: list[Probe] = []
     for position, rec in enumerate(records):
