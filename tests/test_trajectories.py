@@ -190,8 +190,16 @@ def test_probes_from_run_replay_and_carry_label_source(runs):
 
     probes = probes_from_run(load_run(runs["claude"].run_dir))
     assert len(probes) == 9
-    sources = {p.label_source: p.label for p in probes}
-    assert sources == {"outcome:gold_passed": "allow", "outcome:gold_failed": "allow", "outcome:off_gold_failed": "refuse"}
+    # the fixture's writes are real-write benchmark writes: they carry its labels and clauses
+    from tauguard.benchmark.real_writes import load_labels
+
+    labels = {w.id: w.label for w in load_labels()}
+    assert len({p.id for p in probes}) == 9
+    for p in probes:
+        assert p.label_source and p.label_source.startswith("benchmark:") and p.clause
+        bench_id = p.label_source.rsplit("(", 1)[1].rstrip(")")
+        expected = {"violates": {"refuse"}, "ambiguous": {"verify"}, "complies": {"allow", "verify"}}[str(labels[bench_id])]
+        assert p.label in expected
     subset = [p for p in probes if p.task_id == "18"]  # one replay per probe: keep it small
     report = evaluate_probes("refuse-writes", subset)
     assert report.replay_failures == 0 and report.confusion["refuse"]["refuse"] == 1
@@ -222,7 +230,7 @@ def test_probes_build_from_run_cli(runs, tmp_path):
     done = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "-o", str(out)])
     assert done.exit_code == 0, done.output
     probes = read_probes(out)
-    assert len(probes) == 3 and {p.label_source for p in probes} == {"outcome:gold_passed"}
+    assert len(probes) == 3 and all((p.label_source or "").startswith(("benchmark:", "outcome:")) for p in probes)
     assert f"3 probes (recorded writes of {runs['retail'].run_dir})" in done.output
     both = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "--domain", "retail", "-o", str(tmp_path / "x.jsonl")])
     assert both.exit_code == 2 and "drop --domain" in both.output and not (tmp_path / "x.jsonl").exists()
