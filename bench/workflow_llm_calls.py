@@ -15,12 +15,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tauguard.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 DIALOGUE = ("user_input", "agent_action")
@@ -44,6 +46,8 @@ def main() -> None:
     parser.add_argument("--domains", default="airline,retail,telecom")
     parser.add_argument("--out", type=Path, default=Path("/tmp/wf-llm"))
     args = parser.parse_args()
+    run_dir = args.out / "workflow-llm"
+    shutil.rmtree(run_dir, ignore_errors=True)  # the bench's own run folder: a re-run starts afresh
     with ScriptedLLMServer(responder) as server:
         llm_args = json.dumps({"guard": {"api_base": server.api_base, "max_retries": 0}})
         cmd = [sys.executable, "-m", "tauguard", "run", "--strategy", "workflow", "--domain", args.domains, "-k", "1",
@@ -54,10 +58,13 @@ def main() -> None:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
     calls: dict[str, list[int]] = {}
     passed = 0
-    rows = [json.loads(line) for line in (args.out / "workflow-llm" / "simulations.jsonl").read_text().splitlines() if line.strip()]
+    # Through tauguard's loader: stored lines leave fields at their default out (a guard with no
+    # call has no "calls" key), which the models fill back in.
+    rows = load_run(run_dir, conversations=False).records
     for rec in rows:
-        calls.setdefault(rec["domain"], []).append(rec["usage"]["guard"]["calls"])
-        passed += bool(rec["success"])
+        usage = rec.usage.get("guard")
+        calls.setdefault(rec.domain, []).append(usage.calls if usage is not None else 0)
+        passed += bool(rec.success)
     print("SIMULATION (sim agent and user; loopback verifier)")
     for domain, values in sorted(calls.items()):
         print(f"{domain}: {len(values)} simulations, verifier calls per simulation mean {statistics.mean(values):.2f} "

@@ -108,6 +108,8 @@ def run_ref(run: Run) -> RunRef:
         path=str(run.path),
         strategy=m.strategy,
         simulated=run_is_simulated(run),
+        sim_feedback=m.sim_feedback,
+        uptake=m.fault_profile.get("uptake") if m.sim_feedback else None,
         agent_llm=m.agent_llm,
         user_llm=m.user_llm,
         domains=list(m.domains),
@@ -466,6 +468,13 @@ def run_notes(*refs: RunRef, incomplete: bool = True) -> list[str]:
             notes.append(f"run {ref.run_id} is incomplete: {ref.completeness()}")
         if ref.skipped_lines:
             notes.append(f"run {ref.run_id}: {ref.skipped_lines} unparsable record line(s) skipped")
+        if ref.sim_feedback == "oracle":
+            notes.append(f"run {ref.run_id}: the sim agent reacted to guards from the gold plan (--sim-feedback oracle): an UPPER BOUND on guard gains")
+    # react has no guard: how a sim agent would react to one does not matter there.
+    modes = {(r.sim_feedback, r.uptake) for r in refs if r.sim_feedback and r.strategy != "react"}
+    if len(modes) > 1:
+        shown = ", ".join(f"{r.run_id}: {r.sim_feedback} uptake {r.uptake}" for r in refs if r.sim_feedback and r.strategy != "react")
+        notes.append(f"the runs' sim agents react to guards differently ({shown}): a difference is not the guard's alone")
     return notes
 
 

@@ -37,6 +37,9 @@ class RunRef(BaseModel):
     planned_units: int = 0  # (task, trial) units the manifest plans
     recorded_units: int = 0  # distinct (task, trial) units with a record (infra errors included)
     skipped_lines: int = 0  # unparsable record lines the loader ignored
+    # The sim agent's reaction to guards ("oracle" = from the gold plan: an upper bound) and uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
 
     @property
     def complete(self) -> bool:

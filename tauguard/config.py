@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -69,6 +69,11 @@ class RunConfig(BaseModel):
     max_errors: int = Field(default=10, ge=1, le=_B["max_errors (config)"].high)
     max_guard_retries: int = Field(default=3, ge=0, le=_B["max_guard_retries (config)"].high)
     faults: str = "none"
+    # How the sim agent reacts to a guard (tauguard.sim.reaction): "feedback" from the decision
+    # and the conversation only; "oracle" from the gold plan (an upper bound on a guard's gain).
+    sim_feedback: Literal["feedback", "oracle"] = "feedback"
+    # Overrides the fault profile's uptake (an assumption; see `tauguard run --uptake`).
+    uptake: float | None = Field(default=None, ge=0.0, le=1.0)
     # Adversarial user (tauguard/attacks): a tactic, the attacked task set, an LLM for the planner.
     attack: str | None = None
     attack_set: str | None = None

@@ -158,8 +158,11 @@ def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
 
 
 def run_task_outcomes(run: Run) -> list[TaskOutcome]:
-    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without)."""
-    return outcomes_from_units(run.unit_outcomes())
+    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without).
+
+    Computed once per run (reports and multi-run compares reduce a run many times); do not mutate them.
+    """
+    return run.derived("task_outcomes", outcomes_from_units)
 
 
 _COUNTERS = (
@@ -403,18 +406,23 @@ def k_metric(outcomes: Sequence[TaskOutcome], kind: KMetricKind, k: int) -> KVal
 
     Only the metric's pool takes part (for ``asr@``: attacked tasks).
     """
+    return k_metrics(outcomes, kind, [k])[0]
+
+
+def k_metrics(outcomes: Sequence[TaskOutcome], kind: KMetricKind, ks: Iterable[int]) -> list[KValue]:
+    """:func:`k_metric` at each k of ``ks``, reading the outcomes once (large runs have 10^5 tasks)."""
     mdef = metric_def(kind)
-    pool = [o for o in outcomes if mdef.pool(o)]
     # Exact sums, so summing each distinct (n, count) once, weighted, equals the plain sum.
-    tally = Counter((mdef.n(o), mdef.count(o)) for o in pool if mdef.n(o) >= k)
-    tasks = sum(tally.values())
-    total = sum((w * mdef.exact(n, x, k) for (n, x), w in tally.items()), Fraction(0))
-    return KValue(
-        k=k,
-        value=float(total / tasks) if tasks else None,
-        tasks=tasks,
-        excluded_tasks=len(pool) - tasks,
-    )
+    pooled = Counter((mdef.n(o), mdef.count(o)) for o in outcomes if mdef.pool(o))
+    pool_size = sum(pooled.values())
+    out = []
+    for k in ks:
+        tally = {(n, x): w for (n, x), w in pooled.items() if n >= k}
+        tasks = sum(tally.values())
+        total = sum((w * mdef.exact(n, x, k) for (n, x), w in tally.items()), Fraction(0))
+        out.append(KValue(k=k, value=float(total / tasks) if tasks else None, tasks=tasks,
+                          excluded_tasks=pool_size - tasks))
+    return out
 
 
 
@@ -587,7 +595,7 @@ def slice_metrics(
         attack_trials=sum(o.attack_trials for o in attacked),
         attack_unknown_trials=sum(o.attack_unknown for o in attacked),
         series={
-            m.key: [k_metric(outcomes, m.kind, k) for k in range(1, min(max_k, common_k(outcomes, m)) + 1)]
+            m.key: k_metrics(outcomes, m.kind, range(1, min(max_k, common_k(outcomes, m)) + 1))
             for m in METRICS
             if not m.optional or any(m.pool(o) for o in outcomes)
         },

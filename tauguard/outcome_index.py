@@ -2,7 +2,10 @@
 
 ``runs/<run-id>/outcomes-v1.jsonl`` holds one :class:`IndexRow` per line of ``simulations.jsonl``,
 in the same order, as a JSON array: the byte offset just past the line and the record's
-:class:`UnitOutcome` (about 70 bytes). The one writer of a run (:class:`tauguard.store.RecordWriter`) appends a
+:class:`UnitOutcome` (about 70 bytes). Beside it, ``tallies-v1.jsonl`` holds one row per line too:
+the same offset and the record's :class:`RecordTally` (what `show` and `report` count besides
+outcomes: guard verdicts, faults, usage, errors), so `show` parses no record, `report` only the few
+it displays (by offset), and `compare` / `check` never read the tallies. The one writer of a run (:class:`tauguard.store.RecordWriter`) appends a
 row after each record it makes durable, and rebuilds the index when it opens a run whose index
 does not match its records (runs written before the index, imported runs, a writer killed
 between the two appends). Readers trust the index only when its last offset is the size of
@@ -18,7 +21,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -27,6 +31,7 @@ from tauguard.records import TrialRecord, is_success
 
 # The format's version is in the name: a reader never trusts an index of another format.
 INDEX = "outcomes-v1.jsonl"
+TALLIES = "tallies-v1.jsonl"
 
 
 class UnitOutcome(NamedTuple):
@@ -54,6 +59,31 @@ class UnitOutcome(NamedTuple):
     def key(self) -> tuple[str, str, int]:
         """The identity of a trial within a run."""
         return (self.domain, self.task_id, self.trial)
+
+
+# A scheduled fault as the summary counts it: (fault class, applied, intercepted, reached or None).
+FaultTally = Sequence[Any]
+# One role's usage as the summary adds it up: (role, cost or None, prompt tokens, completion tokens, calls).
+UsageTally = Sequence[Any]
+
+
+class RecordTally(NamedTuple):
+    """What a run's summary and report count of one record besides its outcome.
+
+    Kept exact (each guard event's non-zero cost, not their sum) so that totals built from the
+    index add the same numbers in the same order as totals built from the records.
+    """
+
+    error_line: str | None  # first line of the infrastructure error
+    verdicts: Sequence[str]  # before_write verdicts, in order
+    retry_exhausted: int
+    guard_calls: int
+    guard_costs: Sequence[float]  # non-zero guard event costs, in order
+    faults: Sequence[FaultTally]
+    usage: Sequence[UsageTally]
+    duration_s: float
+    attack_tactic: str | None
+    attack_clause: str | None  # str(target["clause"]), "?" when absent; None when not attacked
 
 
 class IndexRow(NamedTuple):
@@ -91,17 +121,68 @@ def unit_outcome(record: TrialRecord) -> UnitOutcome:
     )
 
 
-def index_line(record_line: str, end: int) -> str:
-    """The index line (no newline) of a stored record line that ends at byte ``end``."""
+def record_tally(record: TrialRecord) -> RecordTally:
+    """The :class:`RecordTally` of a record."""
+    events = record.guard_events
+    attack = record.attack
+    return RecordTally(
+        error_line=None if record.error is None else record.error.splitlines()[0] if record.error else "",
+        verdicts=tuple(ev.verdict.value for ev in events if ev.hook == "before_write" and ev.verdict is not None),
+        retry_exhausted=sum(1 for ev in events if ev.hook == "retry_exhausted"),
+        guard_calls=sum(ev.usage.llm_calls for ev in events),
+        guard_costs=tuple(ev.usage.cost for ev in events if ev.usage.cost),
+        faults=tuple((f.fault_class, f.applied, bool(f.intercepted), f.reached) for f in record.faults),
+        usage=tuple((role, u.cost, u.prompt_tokens, u.completion_tokens, u.calls) for role, u in record.usage.items()),
+        duration_s=record.duration_s,
+        attack_tactic=None if attack is None else attack.tactic,
+        attack_clause=None if attack is None else str(attack.target.get("clause", "?")),
+    )
+
+
+def index_rows(
+    record_line: str, end: int, check: Callable[[TrialRecord], None] | None = None
+) -> tuple[IndexRow, RecordTally | None]:
+    """The :class:`IndexRow` and :class:`RecordTally` of a stored record line that ends at byte
+    ``end`` (``check`` sees the parsed record first, and may raise)."""
     if not record_line.strip():
-        row = IndexRow(end, None, False)
-    else:
-        try:
-            record = TrialRecord.model_validate_json(record_line, context={"conversation": False})
-            row = IndexRow(end, unit_outcome(record), False)
-        except (ValidationError, ValueError):
-            row = IndexRow(end, None, True)
+        return IndexRow(end, None, False), None
+    try:
+        record = TrialRecord.model_validate_json(record_line, context={"conversation": False})
+    except (ValidationError, ValueError):
+        return IndexRow(end, None, True), None
+    if check is not None:
+        check(record)
+    return IndexRow(end, unit_outcome(record), False), record_tally(record)
+
+
+def _dump(row: object) -> str:
     return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+
+
+def index_lines(record_line: str, end: int) -> tuple[str, str]:
+    """The index line and the tally line (no newlines) of a stored record line that ends at byte ``end``."""
+    row, tally = index_rows(record_line, end)
+    return _dump(row), _dump([end, tally])
+
+
+def scan_records(
+    run_dir: Path, check: Callable[[TrialRecord], None] | None = None
+) -> tuple[list[IndexRow], list[RecordTally | None], int]:
+    """The index rows and tallies of ``simulations.jsonl`` computed from the records, one line at a
+    time (no record is kept; ``check`` sees each one), and the records' size in bytes."""
+    from tauguard.store import RECORDS
+
+    rows, tallies = [], []
+    end = 0
+    path = Path(run_dir) / RECORDS
+    if path.exists():
+        with open(path, "rb") as fh:
+            for raw in fh:
+                end += len(raw)
+                row, tally = index_rows(raw.decode("utf-8", errors="replace"), end, check)
+                rows.append(row)
+                tallies.append(tally)
+    return rows, tallies, end
 
 
 def read_index(run_dir: Path, records_size: int) -> list[IndexRow] | None:
@@ -122,21 +203,46 @@ def read_index(run_dir: Path, records_size: int) -> list[IndexRow] | None:
     return rows if last == records_size else None
 
 
-def rebuild_index(run_dir: Path) -> int:
-    """Rewrite the index from ``simulations.jsonl`` (atomically); return the records' size in bytes."""
-    from tauguard.store import RECORDS
+def read_tally_lines(run_dir: Path, records_size: int) -> list[str] | None:
+    """The tallies file's rows, unparsed (:func:`parse_tally` parses one), or None when the file
+    is missing, unreadable or not for ``records_size`` bytes of records.
 
+    Kept as text: 100,000 rows take ~20 MB as strings and several times that parsed, and a
+    summary needs one row at a time.
+    """
+    path = Path(run_dir) / TALLIES
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text and not text.endswith("\n"):
+        return None  # a row cut by a kill: stale
+    lines = text.splitlines()
+    try:
+        last = int(lines[-1][1 : lines[-1].index(",")]) if lines else 0
+    except ValueError:
+        return None
+    return lines if last == records_size else None
+
+
+def parse_tally(line: str) -> RecordTally | None:
+    """One row of the tallies file (None for a line that is not a record); ValueError when malformed."""
+    try:
+        _, data = json.loads(line)
+        # The lists json gives serve as the tally's sequences: converting them costs more than
+        # reading them, on 100,000 rows.
+        return None if data is None else RecordTally._make(data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"malformed tally row: {exc}") from None
+
+
+def rebuild_index(run_dir: Path) -> int:
+    """Rewrite the index and the tallies from ``simulations.jsonl`` (atomically); return the records' size in bytes."""
     run_dir = Path(run_dir)
-    records = run_dir / RECORDS
-    lines = []
-    end = 0
-    if records.exists():
-        with open(records, "rb") as fh:
-            for raw in fh:
-                end += len(raw)
-                lines.append(index_line(raw.decode("utf-8", errors="replace"), end))
-    tmp = run_dir / (INDEX + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write("".join(line + "\n" for line in lines))
-    os.replace(tmp, run_dir / INDEX)
+    rows, tallies, end = scan_records(run_dir)
+    for name, lines in ((INDEX, (_dump(r) for r in rows)), (TALLIES, (_dump([r.end, t]) for r, t in zip(rows, tallies)))):
+        tmp = run_dir / (name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(line + "\n" for line in lines)
+        os.replace(tmp, run_dir / name)
     return end

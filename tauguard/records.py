@@ -187,6 +187,9 @@ class Manifest(BaseModel):
     seed: int
     max_steps: int
     fault_profile: dict[str, Any] = Field(default_factory=dict)
+    # How the sim agent reacted to guards: "feedback" (decision and conversation only) or
+    # "oracle" (from the gold plan: an upper bound); None for a run without the sim agent.
+    sim_feedback: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # resolved config, secrets redacted
     versions: dict[str, str] = Field(default_factory=dict)  # of the latest session (a resume updates them)
     # The versions of earlier sessions that differ from the next one's, oldest first: a resumed

@@ -21,7 +21,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pydantic import ValidationError
 
@@ -32,7 +32,9 @@ from tauguard.secrets import scrub
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tauguard.outcome_index import UnitOutcome
+    from tauguard.outcome_index import IndexRow, UnitOutcome
+
+T = TypeVar("T")
 
 MANIFEST = "manifest.json"
 RECORDS = "simulations.jsonl"
@@ -60,9 +62,25 @@ class Run:
     # Set when the run was loaded from its outcome index (load_run(records=False)); ``records``
     # is then empty. Read outcomes through unit_outcomes(), which works either way.
     units: list[UnitOutcome] | None = None
+    # With ``units``: the byte span of each unit's record line in simulations.jsonl (read_record
+    # reads it back) and the line's index in the file (its row in the tallies file).
+    spans: list[tuple[int, int]] | None = None
+    lines: list[int] | None = None
+    from_index: bool = False  # units came from a fresh outcome index (not from streaming the records)
     _derived_units: tuple[list[TrialRecord], int, list[UnitOutcome]] | None = field(
         default=None, repr=False, compare=False
     )
+    # Values derived from the units, keyed by name (e.g. the task outcomes): a report reduces the
+    # same run for a dozen comparisons; each is computed once per units list.
+    _derived: dict[str, tuple[list[UnitOutcome], object]] = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, name: str, compute: Callable[[list[UnitOutcome]], T]) -> T:
+        """``compute(self.unit_outcomes())``, computed once per units list (callers must not mutate it)."""
+        units = self.unit_outcomes()
+        hit = self._derived.get(name)
+        if hit is None or hit[0] is not units:
+            hit = self._derived[name] = (units, compute(units))
+        return hit[1]  # type: ignore[return-value]
 
     def unit_outcomes(self) -> list[UnitOutcome]:
         """The latest record of each (domain, task, trial) reduced to its outcome."""
@@ -235,16 +253,18 @@ class RecordWriter:
     """
 
     def __init__(self, run_dir: Path, compress: bool = True) -> None:
-        from tauguard.outcome_index import INDEX, read_index, rebuild_index
+        from tauguard.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
 
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
         self._repair_tail()
         self._fh = open(self.path, "a", encoding="utf-8")
         self._end = self.path.stat().st_size
-        if read_index(self.path.parent, self._end) is None:
-            self._end = rebuild_index(self.path.parent)
-        self._index = open(self.path.parent / INDEX, "a", encoding="utf-8")
+        run = self.path.parent
+        if read_index(run, self._end) is None or read_tally_lines(run, self._end) is None:
+            self._end = rebuild_index(run)
+        self._index = open(run / INDEX, "a", encoding="utf-8")
+        self._tallies = open(run / TALLIES, "a", encoding="utf-8")
 
     def _repair_tail(self) -> None:
         # A kill during a write leaves a line without its newline; cut it so the next
@@ -252,28 +272,45 @@ class RecordWriter:
         if not self.path.exists():
             return
         with open(self.path, "rb+") as fh:
-            data = fh.read()
-            if data and not data.endswith(b"\n"):
-                fh.truncate(data.rfind(b"\n") + 1)
+            # Read only the tail: a big run's records do not fit in memory on every resume.
+            size = fh.seek(0, os.SEEK_END)
+            pos = size
+            while pos > 0:
+                start = max(0, pos - (1 << 16))
+                fh.seek(start)
+                chunk = fh.read(pos - start)
+                if pos == size and chunk.endswith(b"\n"):
+                    return
+                cut = chunk.rfind(b"\n")
+                if cut >= 0:
+                    fh.truncate(start + cut + 1)
+                    return
+                pos = start
+            if size:
+                fh.truncate(0)
 
     def write(self, record: TrialRecord) -> None:
         """Append one record (credential values scrubbed) and make it durable before returning."""
-        from tauguard.outcome_index import index_line
+        from tauguard.outcome_index import index_lines
 
         line = record_line(record, self.compress, scrub=scrub) + "\n"
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        # The index row follows the durable record and is not fsynced: an index that lags its
-        # records is stale, and readers then parse the records instead.
+        # The index and tally rows follow the durable record and are not fsynced: an index that
+        # lags its records is stale, and readers then parse the records instead.
         self._end += len(line.encode("utf-8"))
-        self._index.write(index_line(line, self._end) + "\n")
+        row, tally = index_lines(line, self._end)
+        self._index.write(row + "\n")
         self._index.flush()
+        self._tallies.write(tally + "\n")
+        self._tallies.flush()
 
     def close(self) -> None:
         """Close the files."""
         self._fh.close()
         self._index.close()
+        self._tallies.close()
 
 
 def iter_records(run_dir: Path, conversations: bool = True) -> tuple[list[TrialRecord], int]:
@@ -337,20 +374,20 @@ def load_run(run_dir: str | Path, conversations: bool = True, records: bool = Tr
 
     ``conversations=False``: records without their conversation (``simulation`` is None),
     much faster on large runs; outcomes, guard events, faults and usage are all there.
-    ``records=False``: only each unit's outcome (:attr:`Run.units`; ``records`` stays empty),
-    read from the run's outcome index when it matches the records (what `compare` and `check`
-    need, without parsing a record); otherwise the records are parsed as usual.
+    ``records=False``: only each unit's outcome and record span (:attr:`Run.units`,
+    :attr:`Run.spans`, :attr:`Run.lines`; ``records`` stays empty), read from the run's outcome
+    index when it matches the records (what `compare`, `check`, `show` and `report` need, without
+    parsing a record); otherwise computed from the records one line at a time, none kept.
     """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     live_pid = lock_holder(run_dir)
     if not records:
-        indexed = _load_units(run_dir)
-        if indexed is not None:
-            units, skipped = indexed
-            refuse_foreign(run_dir, manifest, units)  # the index has no run id: the writer checked it
-            return Run(path=run_dir, manifest=manifest, records=[], skipped_lines=skipped, live_pid=live_pid, units=units)
-    parsed, skipped = iter_records(run_dir, conversations and records)
+        units, spans, lines, skipped, fresh = _load_units(run_dir, manifest)
+        refuse_foreign(run_dir, manifest, units)  # the index has no run id: the writer checked it
+        return Run(path=run_dir, manifest=manifest, records=[], skipped_lines=skipped, live_pid=live_pid,
+                   units=units, spans=spans, lines=lines, from_index=fresh)
+    parsed, skipped = iter_records(run_dir, conversations)
     refuse_foreign(run_dir, manifest, parsed)
     return Run(
         path=run_dir, manifest=manifest, records=latest_records(parsed), skipped_lines=skipped,
@@ -358,25 +395,52 @@ def load_run(run_dir: str | Path, conversations: bool = True, records: bool = Tr
     )
 
 
-def _load_units(run_dir: Path) -> tuple[list[UnitOutcome], int] | None:
-    """The latest unit outcomes and skipped lines from the outcome index, None when it is stale."""
-    from tauguard.outcome_index import read_index
-
-    path = run_dir / RECORDS
+def records_size(run_dir: Path) -> int:
+    """The size of a run's simulations.jsonl in bytes (0 when it does not exist yet)."""
+    path = Path(run_dir) / RECORDS
     try:
-        size = path.stat().st_size
+        return path.stat().st_size
     except FileNotFoundError:
-        size = 0
+        return 0
     except OSError as exc:
         raise RunLoadError(f"cannot read {path}: {exc.strerror}") from None
-    rows = read_index(run_dir, size)
+
+
+def _load_units(
+    run_dir: Path, manifest: Manifest
+) -> tuple[list[UnitOutcome], list[tuple[int, int]], list[int], int, bool]:
+    """The latest unit outcomes, their record spans and line numbers, the skipped lines, and whether
+    they came from the outcome index (when it is fresh; else from the records, streamed, each
+    checked to belong to the run as it goes by)."""
+    from tauguard.outcome_index import read_index, scan_records
+
+    rows: list[IndexRow] | None = read_index(run_dir, records_size(run_dir))
+    fresh = rows is not None
     if rows is None:
-        return None
-    latest: dict[tuple[str, str, int], UnitOutcome] = {}
-    for row in rows:
+        try:
+            rows = scan_records(run_dir, check=lambda rec: refuse_foreign(run_dir, manifest, [rec]))[0]
+        except OSError as exc:
+            raise RunLoadError(f"cannot read {run_dir / RECORDS}: {exc.strerror}") from None
+    latest: dict[tuple[str, str, int], tuple[UnitOutcome, tuple[int, int], int]] = {}
+    start = 0
+    for line, row in enumerate(rows):
         if row.unit is not None:
-            latest[row.unit.key] = row.unit
-    return list(latest.values()), sum(row.skipped for row in rows)
+            latest[row.unit.key] = (row.unit, (start, row.end), line)
+        start = row.end
+    values = list(latest.values())
+    return [v[0] for v in values], [v[1] for v in values], [v[2] for v in values], sum(r.skipped for r in rows), fresh
+
+
+def read_record(run: Run, span: tuple[int, int], conversation: bool = True) -> TrialRecord:
+    """The record stored at ``span`` (from :attr:`Run.spans`) of a run's simulations.jsonl."""
+    path = run.path / RECORDS
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(span[0])
+            raw = fh.read(span[1] - span[0])
+    except OSError as exc:
+        raise RunLoadError(f"cannot read {path}: {exc.strerror}") from None
+    return TrialRecord.model_validate_json(raw.decode("utf-8", errors="replace"), context={"conversation": conversation})
 
 
 def load_run_frame(run_dir: str | Path) -> "pd.DataFrame":

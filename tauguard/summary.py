@@ -1,18 +1,22 @@
 """A run's summary: metrics per slice plus guard, fault, cost and error accounting.
 
-Pure library (no tau2, no litellm); rendered by `tauguard show` and at the end of a run.
+Pure library (no tau2, no litellm); rendered by `tauguard show` and at the end of a run. Built from
+each record's :class:`~tauguard.outcome_index.RecordTally`, so a run loaded from its outcome index
+(``load_run(records=False)``) is summarised without parsing a record.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.attacks.report import AttackReport, attack_report
+from tauguard.attacks.report import AttackReport, AttackTrial, attack_report_trials
 from tauguard.metrics import RunMetrics, summarize_run
-from tauguard.store import Run
+from tauguard.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
+from tauguard.store import Run, RunLoadError, records_size
 
 
 class FaultClassRow(BaseModel):
@@ -53,6 +57,9 @@ class RunSummary(BaseModel):
     user_llm: str
     guard_llm: str | None
     fault_profile: str | None
+    # The sim agent's reaction to guards ("feedback" / "oracle": an upper bound) and its uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     planned_units: int
     recorded_units: int
     wall_time_s: float
@@ -69,9 +76,35 @@ class RunSummary(BaseModel):
     source_note: str | None = None
 
 
-def summarize(run: Run) -> RunSummary:
-    """Build the summary of a loaded run."""
+def iter_tallies(run: Run) -> Iterator[tuple[UnitOutcome, RecordTally]]:
+    """Each unit of a run with its tally, in the run's unit order: from its records when loaded
+    with them, else from its tallies file row by row (or, when that is stale, from the records
+    streamed)."""
+    if run.units is None or run.lines is None:
+        for unit, record in zip(run.unit_outcomes(), run.records, strict=True):
+            yield unit, record_tally(record)
+        return
+    lines = read_tally_lines(run.path, records_size(run.path))
+    parsed: list[RecordTally | None] | None = None
+    if lines is None or len(lines) <= max(run.lines, default=-1):
+        parsed = scan_records(run.path)[1]
+    for unit, line in zip(run.units, run.lines, strict=True):
+        try:
+            tally = parsed[line] if parsed is not None else parse_tally(lines[line])  # type: ignore[index]
+        except (ValueError, IndexError):
+            tally = None
+        if tally is None:  # the records changed under the loaded run
+            raise RunLoadError(f"the records of {run.path} changed while it was read; run the command again")
+        yield unit, tally
+
+
+def summarize(run: Run, tallies: Iterable[tuple[UnitOutcome, RecordTally]] | None = None) -> RunSummary:
+    """Build the summary of a loaded run (with records, or from its outcome index: the same summary).
+
+    ``tallies``: the run's :func:`iter_tallies`, when the caller wants to see them go by too.
+    """
     m = run.manifest
+    units = run.unit_outcomes()
     verdicts: Counter[str] = Counter()
     exhausted = 0
     guard_calls = 0
@@ -81,33 +114,36 @@ def summarize(run: Run) -> RunSummary:
         r: {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0} for r in ("agent", "user", "guard")
     }
     errors = []
-    evaluated = [r for r in run.records if r.error is None]
-    for rec in run.records:
-        if rec.error is not None:
-            errors.append(f"{rec.domain}/{rec.task_id} trial {rec.trial}: {rec.error.splitlines()[0]}")
+    evaluated: list[AttackTrial] = []
+    for unit, tally in tallies if tallies is not None else iter_tallies(run):
+        if tally.error_line is not None:
+            errors.append(f"{unit.domain}/{unit.task_id} trial {unit.trial}: {tally.error_line}")
             continue
-        for ev in rec.guard_events:
-            if ev.hook == "before_write" and ev.verdict is not None:
-                verdicts[ev.verdict.value] += 1
-            if ev.hook == "retry_exhausted":
-                exhausted += 1
-            guard_calls += ev.usage.llm_calls
-            guard_cost += ev.usage.cost
-        for f in rec.faults:
-            row = fault_rows[f.fault_class]
+        evaluated.append((unit, tally.attack_tactic, tally.attack_clause))
+        for verdict in tally.verdicts:
+            verdicts[verdict] += 1
+        exhausted += tally.retry_exhausted
+        guard_calls += tally.guard_calls
+        for cost in tally.guard_costs:
+            guard_cost += cost
+        for fault_class, applied, intercepted, reached in tally.faults:
+            row = fault_rows[fault_class]
             row["scheduled"] += 1
-            if f.applied:
+            if applied:
                 row["injected"] += 1
-                row["detected"] += int(bool(f.intercepted))
-                row["prevented"] += int(f.reached is False)
-                row["unknown_reach"] += int(f.reached is None)
-                row["failed_trials"] += int(not rec.success)
-        for role, usage in rec.usage.items():
-            tot = role_totals.setdefault(role, {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0})
-            tot["cost"] = None if tot["cost"] is None or usage.cost is None else tot["cost"] + usage.cost
-            tot["prompt_tokens"] += usage.prompt_tokens
-            tot["completion_tokens"] += usage.completion_tokens
-            tot["calls"] += usage.calls
+                row["detected"] += int(intercepted)
+                row["prevented"] += int(reached is False)
+                row["unknown_reach"] += int(reached is None)
+                row["failed_trials"] += int(not unit.success)
+        for role, cost, prompt_tokens, completion_tokens, calls in tally.usage:
+            tot = role_totals.get(role)
+            if tot is None:
+                tot = role_totals[role] = {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+            tot["cost"] = None if tot["cost"] is None or cost is None else tot["cost"] + cost
+            tot["prompt_tokens"] += prompt_tokens
+            tot["completion_tokens"] += completion_tokens
+            tot["calls"] += calls
+    n = len(evaluated)
     order = ["A", "T", "D", "W", "PV"]
     faults = [
         FaultClassRow(
@@ -116,15 +152,15 @@ def summarize(run: Run) -> RunSummary:
         )
         for c in sorted(fault_rows, key=lambda c: order.index(c) if c in order else len(order))
     ]
-    n = len(evaluated)
     return RunSummary(
-        run_id=m.run_id, status=m.status, simulated=m.simulated or any(r.simulated for r in run.records),
+        run_id=m.run_id, status=m.status, simulated=m.simulated or any(u.simulated for u in units),
         strategy=m.strategy, domains=m.domains, split=m.split, agent_llm=m.agent_llm, user_llm=m.user_llm,
-        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"), planned_units=m.expected_units,
-        recorded_units=len(run.records), wall_time_s=m.wall_time_s, metrics=summarize_run(run),
+        guard_llm=m.guard_llm, fault_profile=m.fault_profile.get("name"),
+        sim_feedback=m.sim_feedback, uptake=m.fault_profile.get("uptake") if m.sim_feedback else None, planned_units=m.expected_units,
+        recorded_units=len(units), wall_time_s=m.wall_time_s, metrics=summarize_run(run),
         guard_verdicts=dict(verdicts), guard_retry_exhausted=exhausted,
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
-        attacks=attack_report(run.records, m.run_id, m.strategy),
+        attacks=attack_report_trials(evaluated, m.run_id, m.strategy),
         source=m.source, source_note=m.note if m.source == "imported" else None,
     )

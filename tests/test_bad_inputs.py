@@ -325,7 +325,8 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("import-not-json", ["import", "{t}/afile", "--out", "{t}/imp"], "not JSON"),
     ("import-not-utf8", ["import", "{t}/latin1.jsonl", "--out", "{t}/imp"], "not JSON"),
     ("import-no-simulations", ["import", "{t}/nosims.json", "--out", "{t}/imp"], "not a τ² results file"),
-    ("import-list-no-domain", ["import", "{t}/list.json", "--out", "{t}/imp"], "the file records no domain; pass --domain"),
+    # An empty list: nothing to infer the domain from (a bare list with simulations has it inferred from their gold).
+    ("import-list-no-domain", ["import", "{t}/list.json", "--out", "{t}/imp"], "the file holds no simulation"),
     ("import-info-not-object", ["import", "{t}/badinfo.json", "--out", "{t}/imp"], "'info' is not an object"),
     ("import-domain-unknown", ["import", "{t}/list.json", "--domain", "bank", "--out", "{t}/imp"], "unknown domain 'bank'"),
     ("import-name-slash", ["import", "{t}/list.json", "--domain", "airline", "--name", "a/b", "--out", "{t}/imp"], "invalid run name"),

@@ -114,7 +114,7 @@ def test_encoder_retriever_needs_a_local_model(tmp_path: Path) -> None:
         make_retriever("encoder", cl.clause_pool("airline"))
     with pytest.raises(RetrieverError, match="not a directory"):
         make_retriever("encoder", cl.clause_pool("airline"), str(tmp_path / "absent"))
-    with pytest.raises(RetrieverError, match="allowed: bm25, tfidf, encoder"):
+    with pytest.raises(RetrieverError, match="allowed: bm25, tfidf, minilm, encoder"):
         make_retriever("dense", cl.clause_pool("airline"))
 
 
@@ -159,7 +159,7 @@ def test_artifact_round_trip_metadata_and_determinism(tmp_path: Path) -> None:
     train, test = toy_set(), toy_set(100)
     artifact = train_artifact(train, "structured", retriever="tfidf", seed=3)
     texts = inputs(test.examples, "structured", "gold", artifact.retriever(), 3)
-    path = tmp_path / "a.joblib"
+    path = tmp_path / "a.json.gz"
     artifact.save(path)
     loaded = load_artifact(path, domain="airline", representation="structured")
     meta = loaded.meta
@@ -172,24 +172,24 @@ def test_artifact_round_trip_metadata_and_determinism(tmp_path: Path) -> None:
 
 
 def test_artifact_errors_are_one_line(tmp_path: Path) -> None:
-    path = tmp_path / "a.joblib"
+    path = tmp_path / "a.json.gz"
     train_artifact(toy_set(), "masked", retriever="bm25").save(path)
     cases = [
-        (lambda: load_artifact(tmp_path / "none.joblib"), "does not exist"),
+        (lambda: load_artifact(tmp_path / "none.json.gz"), "does not exist"),
         (lambda: load_artifact(path, domain="retail"), "trained for domain 'airline', not 'retail'"),
         (lambda: load_artifact(path, representation="structured"), "representation 'masked', not 'structured'"),
     ]
-    (tmp_path / "junk.joblib").write_text("not a pickle")
-    cases.append((lambda: load_artifact(tmp_path / "junk.joblib"), "not a tauguard classifier artifact"))
+    (tmp_path / "junk.json.gz").write_text("not a pickle")
+    cases.append((lambda: load_artifact(tmp_path / "junk.json.gz"), "not a tauguard classifier artifact"))
     for load, message in cases:
         with pytest.raises(ArtifactError, match=message) as info:
             load()
         assert "\n" not in str(info.value)
     # one artifact per domain through the strategy option's {domain} placeholder
-    (tmp_path / "clf-airline.joblib").write_bytes(path.read_bytes())
-    options = ClassifierOptions(artifact=str(tmp_path / "clf-{domain}.joblib"))
+    (tmp_path / "clf-airline.json.gz").write_bytes(path.read_bytes())
+    options = ClassifierOptions(artifact=str(tmp_path / "clf-{domain}.json.gz"))
     assert Gate.build("airline", options, use_llm=False).artifact is not None
-    with pytest.raises(ArtifactError, match="clf-retail.joblib' does not exist"):
+    with pytest.raises(ArtifactError, match="clf-retail.json.gz' does not exist"):
         Gate.build("retail", options, use_llm=False)
 
 

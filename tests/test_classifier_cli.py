@@ -32,7 +32,7 @@ def invoke(*args: str) -> tuple[int, str]:
 
 def test_train_eval_ablate_and_the_live_gate(probes: tuple[Path, Path, Path]) -> None:
     root, train, test = probes
-    artifact = root / "a.joblib"
+    artifact = root / "a.json.gz"
     code, out = invoke("classifier", "train", "-p", str(train), "-o", str(artifact), "--test", str(test), "--resamples", "50", "--format", "json")
     assert code == 0, out
     first = json.loads(out)
@@ -55,20 +55,20 @@ def test_train_eval_ablate_and_the_live_gate(probes: tuple[Path, Path, Path]) ->
 
 def test_bad_input_is_one_error_line(probes: tuple[Path, Path, Path]) -> None:
     root, train, test = probes
-    artifact = root / "a.joblib"  # trained by the test above
+    artifact = root / "a.json.gz"  # trained by the test above
     assert artifact.exists()
     no_clause = root / "noclause.jsonl"
     write_probes(no_clause, [p.model_copy(update={"clause": ""}) for p in read_probes(test)])
     cases = [
-        (("classifier", "eval", "-a", str(root / "missing.joblib"), "-p", str(test)), "does not exist"),
+        (("classifier", "eval", "-a", str(root / "missing.json.gz"), "-p", str(test)), "does not exist"),
         (("classifier", "eval", "-a", str(artifact), "-p", str(train)), "were in the training set"),
         (("classifier", "eval", "-a", str(artifact), "-p", str(test), "-r", "raw"), "representation 'structured', not 'raw'"),
-        (("classifier", "train", "-p", str(no_clause), "-o", str(root / "d.joblib")), "no probe has a clause"),
-        (("classifier", "train", "-p", str(train), "-o", str(root / "e.joblib"), "-r", "tokens"), "allowed: raw, masked"),
+        (("classifier", "train", "-p", str(no_clause), "-o", str(root / "d.json.gz")), "no probe has a clause"),
+        (("classifier", "train", "-p", str(train), "-o", str(root / "e.json.gz"), "-r", "tokens"), "allowed: raw, masked"),
         (("run", "--strategy", "classifier", "--domain", "retail", "--strategy-option", f"artifact={artifact}", "--dry-run"), "not 'retail'"),
     ]
     for args, message in cases:
         code, out = invoke(*args)
         lines = [line for line in out.splitlines() if line.strip()]
         assert code == 2 and len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], (args, out)
-    assert not (root / "d.joblib").exists() and not (root / "e.joblib").exists()
+    assert not (root / "d.json.gz").exists() and not (root / "e.json.gz").exists()

@@ -131,3 +131,19 @@ def test_other_joblib_backends_complete_a_run(backend, tmp_path: Path):
     run = load_run(result.run_dir)
     assert len(run.records) == 4 and all(r.success for r in run.records)
     assert run.manifest.note and "SIMULATION" in run.manifest.note
+
+
+def test_dry_run_prints_the_attack_the_feedback_mode_and_an_uptake_sweep(tmp_path: Path, capsys, monkeypatch):
+    base = ["run", "--strategy", "react", "--domain", "airline", "-k", "1", "--dry-run", "--out", str(tmp_path)]
+    code, out, _ = _cli([*base, "--faults", "realistic", "--attack", "insist"], capsys, monkeypatch)
+    assert code == 0
+    assert "attack:    insist on policy-violation tasks (sim agent gives in with probability 0.45)" in out
+    assert "feedback:  feedback-only" in out and "uptake 0.8" in out
+    code, out, _ = _cli([*base, "--faults", "realistic", "--sim-feedback", "oracle", "--uptake", "0.2,0.5"], capsys, monkeypatch)
+    assert code == 0
+    assert out.count("UPPER BOUND") == 2 and "uptake 0.2" in out and "uptake 0.5" in out and "-uptake0.5" in out
+    code, _, err = _cli([*base, "--faults", "procedural", "--attack", "insist"], capsys, monkeypatch)
+    assert code == 2 and "attack_susceptibility.insist" in err and err.count("\n") == 1
+    code, _, err = _cli([*base, "--uptake", "1.5"], capsys, monkeypatch)
+    assert code == 2 and err.startswith("error: --uptake must be within [0, 1], got 1.5")
+    assert list(tmp_path.iterdir()) == []

@@ -264,3 +264,16 @@ def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k
     assert [c.run_id for c in data.pv_panels[0].curves] == ["guarded"]
     # only trial 0 passes with a valid process: pass^1 = 1/3 of each task's trials
     assert data.pv_panels[0].curves[0].points[0].value == pytest.approx(1 / 3)
+
+
+def test_report_from_the_outcome_indexes_equals_the_report_from_loaded_records(three_runs: list[Path]) -> None:
+    from tauguard.report import build_report
+    from tauguard.store import RecordWriter, load_run
+
+    for path in three_runs:
+        RecordWriter(path).close()  # the fixture rewrote the records: index them again
+    indexed = [load_run(p, records=False) for p in three_runs]
+    assert all(r.from_index and r.records == [] for r in indexed)
+    fast = build_report(indexed).model_dump(exclude={"generated_at"})
+    full = build_report([load_run(p) for p in three_runs]).model_dump(exclude={"generated_at"})
+    assert fast["trial_views"] and fast == full

@@ -40,6 +40,8 @@ def runs(tmp_path_factory):
 
 
 def test_read_layout_without_task_id_and_trial(tmp_path):
+    from tauguard.store import load_run
+    from tauguard.trajectories.importer import import_results
     from tauguard.trajectories.load import ResultsFileError, read_results
 
     data = _load(CLAUDE)
@@ -52,15 +54,18 @@ def test_read_layout_without_task_id_and_trial(tmp_path):
         sim["task"] = tasks[task_id]
         sims.extend([sim, dict(sim)])  # two trials of each task, numbered in file order
     bare = _write(tmp_path / "bare.json", sims)
-    with pytest.raises(ResultsFileError, match="pass --domain"):
-        read_results(bare)
-    results = read_results(bare, domain="airline")
-    assert results.layout == "inferred"
-    assert sorted((s["task_id"], s["trial"]) for s in results.simulations) == [
-        (t, k) for t in ("17", "18", "46") for k in (0, 1)
-    ]
+    results = read_results(bare)
+    assert results.layout == "inferred" and results.domain is None
     assert set(results.tasks) == {"17", "18", "46"}
     assert all("raw_data" not in m for s in results.simulations for m in s["messages"])
+    with pytest.raises(ResultsFileError, match="not 'retail'"):
+        read_results(CLAUDE, domain="retail")
+    # A bare list records no domain: it is inferred from the gold τ² recorded.
+    result = import_results(results, tmp_path / "runs", name="bare")
+    assert result.domain == "airline" and result.domain_source == "content"
+    run = load_run(result.run_dir)
+    assert sorted(r.key[1:] for r in run.records) == [(t, k) for t in ("17", "18", "46") for k in (0, 1)]
+    assert result.trials == {2: 3}
     data["simulations"].append(dict(data["simulations"][0]))
     with pytest.raises(ResultsFileError, match="appears twice"):
         read_results(_write(tmp_path / "dup.json", data))
@@ -104,8 +109,9 @@ def test_tasks_missing_or_different_are_excluded_with_reasons(tmp_path):
     data["simulations"].append(ghost)
     result = import_results(read_results(_write(tmp_path / "f.json", data)), tmp_path / "runs", name="x")
     assert result.imported == 2  # 18 and 46
-    assert result.excluded_tasks["17"] == "differs from τ² 26.3 in actions"
-    assert "not a τ² 26.3 airline task" in result.excluded_tasks["9999"]
+    assert result.excluded_tasks["17"].startswith("differs from τ² 26.3 in actions (a different task version")
+    # The ghost's content is task 46's conversation: a label conflict, not a task of its own.
+    assert "label conflict" in result.excluded_simulation_reasons["9999/0"]
     with pytest.raises(ImportRunError, match="already exists"):
         import_results(read_results(_write(tmp_path / "f.json", data)), tmp_path / "runs", name="x")
 
@@ -184,8 +190,16 @@ def test_probes_from_run_replay_and_carry_label_source(runs):
 
     probes = probes_from_run(load_run(runs["claude"].run_dir))
     assert len(probes) == 9
-    sources = {p.label_source: p.label for p in probes}
-    assert sources == {"outcome:gold_passed": "allow", "outcome:gold_failed": "allow", "outcome:off_gold_failed": "refuse"}
+    # the fixture's writes are real-write benchmark writes: they carry its labels and clauses
+    from tauguard.benchmark.real_writes import load_labels
+
+    labels = {w.id: w.label for w in load_labels()}
+    assert len({p.id for p in probes}) == 9
+    for p in probes:
+        assert p.label_source and p.label_source.startswith("benchmark:") and p.clause
+        bench_id = p.label_source.rsplit("(", 1)[1].rstrip(")")
+        expected = {"violates": {"refuse"}, "ambiguous": {"verify"}, "complies": {"allow", "verify"}}[str(labels[bench_id])]
+        assert p.label in expected
     subset = [p for p in probes if p.task_id == "18"]  # one replay per probe: keep it small
     report = evaluate_probes("refuse-writes", subset)
     assert report.replay_failures == 0 and report.confusion["refuse"]["refuse"] == 1
@@ -221,7 +235,7 @@ def test_probes_build_from_run_cli(runs, tmp_path):
     done = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "-o", str(out)])
     assert done.exit_code == 0, done.output
     probes = read_probes(out)
-    assert len(probes) == 3 and {p.label_source for p in probes} == {"outcome:gold_passed"}
+    assert len(probes) == 3 and all((p.label_source or "").startswith(("benchmark:", "outcome:")) for p in probes)
     assert f"3 probes (recorded writes of {runs['retail'].run_dir})" in done.output
     both = runner.invoke(app, ["probes", "build", "--from-run", runs["retail"].run_dir, "--domain", "retail", "-o", str(tmp_path / "x.jsonl")])
     assert both.exit_code == 2 and "drop --domain" in both.output and not (tmp_path / "x.jsonl").exists()

@@ -116,9 +116,18 @@ def test_premature_stop_is_caught_and_the_sim_continues(tau2):
 
     profile = {"name": "stop", "rates": {"premature_stop": 1.0}, "uptake": 1.0}
     react = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile)))
-    guided = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile, strategy="workflow")))
+    guided = TrialRecord.model_validate(
+        run_unit(make_unit("retail", "5", fault_profile=profile, strategy="workflow", sim_feedback="oracle"))
+    )
     assert [(f.fault_class, f.applied, f.intercepted) for f in react.faults] == [("W", True, False)] and not react.success
     assert [(f.fault_class, f.applied, f.intercepted) for f in guided.faults] == [("W", True, True)] and guided.success
+    # Feedback-only: the guidance names the open return, but its item_ids were never seen under
+    # that name, so the agent cannot derive the call and closes (the oracle resumed the gold plan).
+    honest = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile, strategy="workflow")))
+    assert [(f.fault_class, f.applied, f.intercepted) for f in honest.faults] == [("W", True, True)] and not honest.success
+    # Airline task 9: one reservation read, so the open cancel's call is derivable and made.
+    derivable = TrialRecord.model_validate(run_unit(make_unit("airline", "9", fault_profile=profile, strategy="workflow")))
+    assert derivable.success
     turns = [e for e in guided.guard_events if e.hook == "user_turn"]
     assert turns and all("requests" in e.evidence["state"] for e in turns)
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tauguard.classifier.clauses import clause_pool, clause_text
-from tauguard.classifier.model import Artifact, load_artifact
+from tauguard.errors import TauguardInputError
+from tauguard.classifier.model import Artifact, decide, load_artifact
 from tauguard.classifier.retrieval import Retriever, make_retriever
 from tauguard.classifier.state import WITH_POLICY, DecisionState, build_state, missing_reads, render
 from tauguard.conversation import Conversation, ToolCallView
@@ -20,6 +21,19 @@ from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardU
 
 LLM_ERROR_RULE = f"{GUARD_ERROR_RULE}.classifier_llm"
 VERDICTS = {"allow": Verdict.ALLOW, "verify": Verdict.VERIFY, "refuse": Verdict.BLOCK}
+
+
+def default_artifact(domain: str) -> str:
+    """The packaged artifact trained on real agents' states of ``domain``."""
+    from tauguard.classifier.operating import DEFAULT_DOMAINS, default_artifact_path
+
+    path = default_artifact_path(domain)
+    if not path.is_file():
+        raise TauguardInputError(
+            f"no default classifier artifact for domain '{domain}' (real-state defaults: {', '.join(DEFAULT_DOMAINS)}); "
+            "give --strategy-option artifact=PATH (tauguard classifier train)"
+        )
+    return str(path)
 
 
 @dataclass
@@ -39,7 +53,7 @@ class Gate:
             retriever = make_retriever(options.retriever or "bm25", clause_pool(domain), options.encoder)
             return cls(domain, retriever, options.k)
         # "{domain}" in the path picks one artifact per domain (a run over several domains).
-        path = options.artifact.replace("{domain}", domain)
+        path = options.artifact.replace("{domain}", domain) if options.artifact else default_artifact(domain)
         artifact = load_artifact(path, domain=domain, representation=options.representation)
         return cls(domain, artifact.retriever(options.retriever, options.encoder), options.k, artifact)
 
@@ -89,9 +103,9 @@ class ClassifierSession(GuardSession):
             rep = artifact.meta.representation
             policy = "\n".join(text for _, text in clauses) if rep in WITH_POLICY else ""
             text = render(state, rep, policy)
-            probabilities = artifact.pipeline.predict_proba([text])[0]
-            classes = [str(c) for c in artifact.pipeline.classes_]
-            label = classes[int(probabilities.argmax())]
+            classes, rows = artifact.probabilities([text])
+            probabilities = rows[0]
+            label = decide(classes, probabilities, artifact.meta.allow_threshold)
             evidence = {
                 "backend": "sklearn",
                 "label": label,

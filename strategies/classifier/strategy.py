@@ -17,10 +17,10 @@ class ClassifierOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    artifact: str | None = Field(default=None, description="path of a trained artifact (tauguard classifier train; '{domain}' in it is replaced by each run domain); needed unless the LLM backend is used")
+    artifact: str | None = Field(default=None, description="path of a trained artifact (tauguard classifier train; '{domain}' in it is replaced by each run domain); default: the packaged artifact trained on real agents' states (airline, retail)")
     backend: Literal["auto", "sklearn", "llm"] = Field(default="auto", description="auto: the LLM backend when --guard-llm is set, else the artifact")
     representation: Representation | None = Field(default=None, description="expected representation; an artifact trained on another one is an error")
-    retriever: Literal["bm25", "tfidf", "encoder"] | None = Field(default=None, description="clause retriever (default: the artifact's, else bm25)")
+    retriever: Literal["bm25", "tfidf", "minilm", "encoder"] | None = Field(default=None, description="clause retriever (default: the artifact's, else bm25)")
     encoder: str | None = Field(default=None, description="local sentence-transformers model directory for retriever=encoder (never downloaded)")
     k: int = Field(default=1, ge=1, le=10, description="retrieved clauses put into the policy field (the paper uses the top-1)")
 
@@ -48,16 +48,16 @@ class ClassifierStrategy(Strategy):
             for domain in domains:
                 self._gate(domain, True)
             return
-        if self.options.artifact is None and self.options.backend == "sklearn":
-            raise TauguardInputError("strategy 'classifier' needs artifact=PATH (tauguard classifier train) for the sklearn backend")
-        if self.options.artifact is not None:
-            for domain in domains:
+        from tauguard.classifier.operating import default_artifact_path
+
+        for domain in domains:
+            # backend auto without an artifact may still use --guard-llm (unknown here) in a
+            # domain with no packaged default: that case is decided when the session starts.
+            if self.options.artifact or self.options.backend == "sklearn" or default_artifact_path(domain).is_file():
                 self._gate(domain, False)
 
     def new_session(self, context: SessionContext) -> GuardSession:
         use_llm = self.options.backend == "llm" or (self.options.backend == "auto" and bool(context.guard_llm))
         if use_llm and not context.guard_llm:
             raise TauguardInputError("strategy 'classifier' with backend=llm needs --guard-llm MODEL")
-        if not use_llm and self.options.artifact is None:
-            raise TauguardInputError("strategy 'classifier' needs artifact=PATH (tauguard classifier train) or --guard-llm MODEL")
         return ClassifierSession(context, self._gate(context.domain, use_llm))

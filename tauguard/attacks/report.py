@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from tauguard.metrics import KValue, k_metric, max_trials, task_outcomes
+from tauguard.metrics import KValue, k_metric, max_trials, outcomes_from_units
+from tauguard.outcome_index import UnitOutcome, record_tally, unit_outcome
 from tauguard.records import TrialRecord
 
 
@@ -44,14 +45,16 @@ class AttackReport(BaseModel):
     utility_safety: UtilitySafety
 
 
-def _evaluated(records: Iterable[TrialRecord]) -> list[TrialRecord]:
-    return [r for r in records if r.error is None]
+# A trial as the breakdowns see it: its outcome, attack tactic and targeted clause (None, None
+# when it was not attacked).
+AttackTrial = tuple[UnitOutcome, str | None, str | None]
+_Trial = AttackTrial
 
 
-def _groups(records: Sequence[TrialRecord], key: Callable[[TrialRecord], str], max_k: int) -> list[AttackGroup]:
+def _groups(trials: Sequence[_Trial], key: Callable[[_Trial], str], max_k: int) -> list[AttackGroup]:
     out = []
-    for name in sorted({key(r) for r in records}):
-        outcomes = task_outcomes(r for r in records if key(r) == name)
+    for name in sorted({key(t) for t in trials}):
+        outcomes = outcomes_from_units(t[0] for t in trials if key(t) == name)
         out.append(
             AttackGroup(
                 group=name,
@@ -65,13 +68,12 @@ def _groups(records: Sequence[TrialRecord], key: Callable[[TrialRecord], str], m
     return out
 
 
-def utility_safety(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> UtilitySafety:
-    """pass^k over the benign (never attacked) tasks and ASR@k over the attacked ones."""
-    outcomes = task_outcomes(_evaluated(records))
+def _utility_safety(evaluated: Sequence[_Trial], run_id: str, strategy: str) -> UtilitySafety:
+    outcomes = outcomes_from_units(t[0] for t in evaluated)
     k_max = max_trials(outcomes)
     benign = [o for o in outcomes if not o.is_attacked]
     attacked = [o for o in outcomes if o.is_attacked]
-    tactics = sorted({r.attack.tactic for r in records if r.attack is not None})
+    tactics = sorted({t[1] for t in evaluated if t[1] is not None})
     ks = range(1, k_max + 1)
     return UtilitySafety(
         run_id=run_id,
@@ -86,15 +88,32 @@ def utility_safety(records: Sequence[TrialRecord], run_id: str = "", strategy: s
     )
 
 
-def attack_report(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> AttackReport | None:
-    """The attack breakdowns of a run, or None when no trial was attacked."""
-    evaluated = _evaluated(records)
-    attacked = [r for r in evaluated if r.attacked]
+def _trials(records: Iterable[TrialRecord]) -> list[_Trial]:
+    out: list[_Trial] = []
+    for r in records:
+        t = record_tally(r)
+        out.append((unit_outcome(r), t.attack_tactic, t.attack_clause))
+    return out
+
+
+def utility_safety(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> UtilitySafety:
+    """pass^k over the benign (never attacked) tasks and ASR@k over the attacked ones."""
+    return _utility_safety([t for t in _trials(records) if not t[0].error], run_id, strategy)
+
+
+def attack_report_trials(evaluated: Sequence[AttackTrial], run_id: str = "", strategy: str = "") -> AttackReport | None:
+    """The attack breakdowns of a run from its evaluated trials, or None when no trial was attacked."""
+    attacked = [t for t in evaluated if t[0].attacked]
     if not attacked:
         return None
-    k_max = max_trials(task_outcomes(attacked))
+    k_max = max_trials(outcomes_from_units(t[0] for t in attacked))
     return AttackReport(
-        by_tactic=_groups(attacked, lambda r: r.attack.tactic if r.attack else "(not recorded)", k_max),
-        by_clause=_groups(attacked, lambda r: str(r.attack.target.get("clause", "?")) if r.attack else "(not recorded)", k_max),
-        utility_safety=utility_safety(evaluated, run_id, strategy),
+        by_tactic=_groups(attacked, lambda t: t[1] if t[1] is not None else "(not recorded)", k_max),
+        by_clause=_groups(attacked, lambda t: t[2] if t[2] is not None else "(not recorded)", k_max),
+        utility_safety=_utility_safety(evaluated, run_id, strategy),
     )
+
+
+def attack_report(records: Sequence[TrialRecord], run_id: str = "", strategy: str = "") -> AttackReport | None:
+    """The attack breakdowns of a run, or None when no trial was attacked."""
+    return attack_report_trials([t for t in _trials(records) if not t[0].error], run_id, strategy)

@@ -175,3 +175,45 @@ def injection_sweep(
 def retrieved_clause(artifact: Artifact, example: Any) -> str | None:
     """The retrieved top-1 clause id an artifact's deployment gives an example."""
     return policy_for(example, "retrieved", artifact.retriever(), artifact.meta.seed)[1]
+
+
+# The paper's leak check (§3 "not a leaked label"; Appendix B): does the clause alone give the
+# label away? Each baseline sees only the named field of the state.
+LEAK_BASELINES = {
+    "clause id only": lambda ex, cid: cid or "(none)",
+    "tool + clause id": lambda ex, cid: f"{ex.state.action.name} {cid or '(none)'}",
+}
+
+
+class LeakCheck(BaseModel):
+    """The structured model on the gold clause against baselines that see only the clause id."""
+
+    table: ComparisonTable
+    leaks: bool  # a baseline is not detectably worse than the model (paired CI reaches 0)
+    verdict: str
+
+
+def leak_check(train: ProbeSet, test: ProbeSet, *, retriever: str, encoder: str | None, seed: int, n_resamples: int) -> LeakCheck:
+    """Gold-clause structured classifier vs clause-id-only baselines (same logistic head)."""
+    from tauguard.classifier.model import fit
+
+    gold, tasks = _gold(test)
+    artifact = train_artifact(train, "structured", retriever=retriever, encoder=encoder, seed=seed)
+    check_disjoint(artifact.meta.probe_ids, test)
+    rows: dict[str, ConditionResult] = {}
+    preds = predict(artifact, test, "gold")
+    rows["structured, gold clause"] = ConditionResult(condition="structured, gold clause", scores=score(gold, preds, tasks, n_resamples=n_resamples, seed=seed), predictions=preds)
+    for name, view in LEAK_BASELINES.items():
+        texts_train = [view(e, e.gold_ids[0] if e.gold_ids else None) for e in train.examples]
+        texts_test = [view(e, e.gold_ids[0] if e.gold_ids else None) for e in test.examples]
+        model = fit(texts_train, [e.label for e in train.examples], seed)
+        p = [str(x) for x in model.predict(texts_test)]
+        rows[name] = ConditionResult(condition=name, scores=score(gold, p, tasks, n_resamples=n_resamples, seed=seed), predictions=p)
+    deltas = [_pair(rows, name, "structured, gold clause", test, n_resamples, seed) for name in LEAK_BASELINES]
+    leaking = [d.a for d in deltas if d.delta.low <= 0]
+    verdict = (
+        f"the gold-clause condition leaks: {', '.join(leaking)} is not detectably worse than the model"
+        if leaking else "no leak detected: the model beats every clause-id-only baseline (paired CI above 0)"
+    )
+    table = ComparisonTable(title="leak check (gold clause; baselines see only the clause id)", rows=list(rows.values()), deltas=deltas)
+    return LeakCheck(table=table, leaks=bool(leaking), verdict=verdict)

@@ -1,5 +1,6 @@
 """The offline classifier (TF-IDF features + class-balanced logistic regression), the policy
-input of each condition, and the artifact (joblib) with its training metadata.
+input of each condition, and the artifact (gzipped JSON: parameters, never code) with its
+training metadata.
 
 The paper's low-cost diagnostic classifier is a balanced logistic regression over frozen
 MiniLM embeddings (§2, "Decision models and evaluation"; Appendix C uses C=1.0 as the
@@ -26,8 +27,8 @@ from tauguard.errors import TauguardInputError
 
 PolicyInput = Literal["gold", "retrieved", "mismatched", "none"]
 POLICY_INPUTS: tuple[PolicyInput, ...] = ("gold", "retrieved", "mismatched", "none")
-ARTIFACT_FORMAT = 1
-LIBRARIES = ("scikit-learn", "numpy", "scipy", "joblib", "rank-bm25", "tauguard")
+ARTIFACT_FORMAT = 2  # 1 was a joblib pickle: loading it could run code, so it is refused
+LIBRARIES = ("scikit-learn", "numpy", "scipy", "rank-bm25", "tauguard")
 
 
 class ArtifactError(TauguardInputError):
@@ -49,6 +50,11 @@ class TrainingMeta(BaseModel):
     probe_set_sha256: str
     probe_ids: list[str]
     labels: dict[str, int]
+    # Live operating point: the gate allows when P(allow) >= this (None: the most probable
+    # label), chosen on out-of-fold training predictions (tauguard.classifier.operating).
+    allow_threshold: float | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)  # where the training states came from
+    metrics: dict[str, Any] = Field(default_factory=dict)  # measured when it was trained
     libraries: dict[str, str] = Field(default_factory=dict)
     python: str = ""
     created_at: str = ""
@@ -148,18 +154,35 @@ class Artifact:
             return self._retriever
         return make_retriever(name or self.meta.retriever, clause_pool(self.meta.domain), encoder or self.meta.encoder)
 
+    def probabilities(self, texts: list[str]) -> tuple[list[str], Any]:
+        """The classes and their probabilities for each input text."""
+        return [str(c) for c in self.pipeline.classes_], self.pipeline.predict_proba(texts)
+
     def predict(self, texts: list[str]) -> list[str]:
-        """Labels for input texts."""
-        return [str(p) for p in self.pipeline.predict(texts)]
+        """Labels for input texts (at the artifact's operating point when it has one)."""
+        classes, probabilities = self.probabilities(texts)
+        return [decide(classes, row, self.meta.allow_threshold) for row in probabilities]
 
     def save(self, path: Path) -> None:
-        """Write the artifact (joblib: the pipeline and the metadata as plain JSON data)."""
-        import joblib
-
+        """Write the artifact (see :mod:`tauguard.classifier.artifact_file`)."""
+        from tauguard.classifier.artifact_file import write_artifact
         from tauguard.output_file import atomic_output
 
         with atomic_output(path, "-o/--output") as tmp:
-            joblib.dump({"tauguard_classifier": self.meta.model_dump(mode="json"), "pipeline": self.pipeline}, tmp)
+            write_artifact(tmp, self.meta.model_dump(mode="json"), self.pipeline)
+
+
+def decide(classes: list[str], probabilities: Any, allow_threshold: float | None) -> str:
+    """The label of one probability row: allow when P(allow) reaches the threshold, else the
+    most probable other label; without a threshold, the most probable label."""
+    best = classes[int(probabilities.argmax())]
+    if allow_threshold is None or "allow" not in classes:
+        return best
+    allow = classes.index("allow")
+    if probabilities[allow] >= allow_threshold:
+        return "allow"
+    others = [(p, c) for c, p in zip(classes, probabilities) if c != "allow"]
+    return max(others)[1] if others else best
 
 
 def train_artifact(
@@ -200,19 +223,20 @@ def train_artifact(
 
 
 def load_artifact(path: Path, *, domain: str | None = None, representation: str | None = None) -> Artifact:
-    """Load an artifact; ArtifactError when it is missing, not ours, or for another domain or
-    representation than asked."""
+    """Load an artifact; ArtifactError when it is missing, not ours (or a pickle), corrupted,
+    or for another domain or representation than asked. Nothing in the file is executed."""
+    from tauguard.classifier.artifact_file import ArtifactFileError, read_artifact
+
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"classifier artifact '{path}' does not exist; train one with `tauguard classifier train`")
-    import joblib
-
     try:
-        data = joblib.load(path)
-        meta = TrainingMeta.model_validate(data["tauguard_classifier"])
-        pipeline = data["pipeline"]
-    except (ValidationError, KeyError, TypeError, ValueError, EOFError, OSError, ImportError, AttributeError) as exc:
-        raise ArtifactError(f"'{path}' is not a tauguard classifier artifact ({type(exc).__name__})") from None
+        data, pipeline = read_artifact(path)
+        meta = TrainingMeta.model_validate(data)
+    except ArtifactFileError as exc:
+        raise ArtifactError(str(exc)) from None
+    except ValidationError as exc:
+        raise ArtifactError(f"'{path}' is not a tauguard classifier artifact (metadata: {exc.errors()[0]['msg']})") from None
     if domain is not None and meta.domain != domain:
         raise ArtifactError(f"artifact '{path}' was trained for domain '{meta.domain}', not '{domain}'")
     if representation is not None and meta.representation != representation:

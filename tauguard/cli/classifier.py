@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 
 REPRESENTATION_HELP = "raw, masked, structured or raw+policy."
-RETRIEVER_HELP = "bm25, tfidf, or encoder (with --encoder PATH)."
+RETRIEVER_HELP = "bm25, tfidf, minilm (the minilm extra), or encoder (with --encoder PATH)."
 POLICY_HELP = "The policy clause given at test time: gold, retrieved, mismatched or none."
 
 
@@ -56,7 +56,7 @@ def _emit(fmt: OutputFormat, text_parts: list[str], data: dict[str, Any], *sets:
 @app.command("train")
 def train(
     probes: Path = typer.Option(..., "--probes", "-p", help="Training probes (tauguard probes build --split train)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the artifact (joblib)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the artifact (gzipped JSON, e.g. runs/clf-airline.json.gz)."),
     representation: str = typer.Option("structured", "--representation", "-r", help=REPRESENTATION_HELP),
     retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory (retriever encoder). \\[default: none]"),
@@ -151,24 +151,27 @@ def eval_(
     _emit(fmt, parts, data, test_set)
 
 
-SECTIONS = ("table1", "representation", "recall", "injection")
+SECTIONS = ("table1", "representation", "recall", "injection", "leak")
 
 
 @app.command("ablate")
 def ablate(
-    train_path: Path = typer.Option(..., "--train", help="Training probes."),
-    test_path: Path = typer.Option(..., "--test", help="Test probes (disjoint)."),
+    train_path: Optional[Path] = typer.Option(None, "--train", help="Training probes (or --real). \\[default: none]"),
+    test_path: Optional[Path] = typer.Option(None, "--test", help="Test probes, disjoint (or --real). \\[default: none]"),
+    real: Optional[str] = typer.Option(None, "--real", help="Instead of probe files: the real-write benchmark's states of this domain (airline or retail), split by task. \\[default: none]"),
+    test_fraction: float = typer.Option(0.3, "--test-fraction", min=0.05, max=0.95, help="With --real: share of task clusters held out for test."),
     retriever: str = typer.Option("bm25", "--retriever", help="Retriever of the retrieved / injected clause: " + RETRIEVER_HELP),
     retrievers: str = typer.Option("bm25,tfidf", "--retrievers", help="Retrievers of the recall@k table (comma-separated)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory. \\[default: none]"),
-    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection. \\[default: all four]"),
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection, leak. \\[default: all five]"),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of training, clause draws and the bootstrap."),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples (the paper: 5,000)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """The paper's measurements: Table 1 (policy input gold / retrieved / mismatched / none),
     the representation ablation, exact-match recall@1/5/10 per retriever and class, and the
-    gold-injection sweep with the structured - raw gap per p."""
+    gold-injection sweep with the structured - raw gap per p, and the leak check (clause-id-only
+    baselines). --real DOMAIN runs them on real agents' decision states (task-disjoint split)."""
     from tauguard.classifier import experiments as ex
     from tauguard.classifier.render import DELTA_HEADERS, SCORE_HEADERS, delta_rows, scores_rows, table
     from tauguard.classifier.retrieval import RETRIEVERS
@@ -179,7 +182,16 @@ def ablate(
     recall_retrievers = [r.strip() for r in retrievers.split(",") if r.strip()]
     for r in [retriever, *recall_retrievers]:
         _check_choice(r, RETRIEVERS, "retriever")
-    train_set, test_set = _load(train_path), _load(test_path)
+    if real is not None:
+        if train_path is not None or test_path is not None:
+            fail("--real builds its own task-disjoint split; drop --train/--test")
+        from tauguard.classifier.real_states import real_probe_set, task_split
+
+        train_set, test_set = task_split(real_probe_set(real), test_fraction=test_fraction, seed=seed)
+    elif train_path is None or test_path is None:
+        fail("give --train and --test probe files, or --real DOMAIN")
+    else:
+        train_set, test_set = _load(train_path), _load(test_path)
     if train_set.domain != test_set.domain:
         fail(f"train probes are {train_set.domain}, test probes {test_set.domain}; use one domain")
     from tauguard.classifier.dataset import check_disjoint
@@ -205,6 +217,11 @@ def ablate(
                 )
             )
             data["recall"] = rows
+        elif section == "leak":
+            leak = ex.leak_check(train_set, test_set, **kw)
+            parts.append(f"## {leak.table.title}\n" + table(SCORE_HEADERS, [scores_rows(r.condition, r.scores) for r in leak.table.rows], fmt.value))
+            parts.append(table(DELTA_HEADERS, delta_rows(leak.table.deltas), fmt.value) + f"\n{leak.verdict}")
+            data["leak"] = {"rows": {r.condition: r.scores for r in leak.table.rows}, "deltas": leak.table.deltas, "leaks": leak.leaks, "verdict": leak.verdict}
         else:
             raw, sweep = ex.injection_sweep(train_set, test_set, **kw)
             parts.append(
@@ -217,3 +234,72 @@ def ablate(
             )
             data["injection"] = {"raw": raw, "sweep": sweep}
     _emit(fmt, parts, data, train_set, test_set)
+
+
+@app.command("defaults")
+def defaults(
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline and/or retail. \\[default: both]"),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write <domain>.json.gz. \\[default: the packaged data folder]"),
+    retriever: str = typer.Option("bm25", "--retriever", help=RETRIEVER_HELP),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of training, folds and the bootstrap."),
+    resamples: int = typer.Option(5000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """Train the default artifacts on real agents' decision states (every labelled write of the
+    real-write benchmark), at the operating point keeping out-of-fold false holds <= 8 %,
+    with provenance and metrics in the metadata."""
+    from tauguard.classifier.operating import DATA_DIR, DEFAULT_DOMAINS, train_real_default
+    from tauguard.classifier.render import as_json, table
+
+    domains = domain or list(DEFAULT_DOMAINS)
+    for d in domains:
+        _check_choice(d, DEFAULT_DOMAINS, "domain with real states")
+    rows, data = [], {}
+    for d in domains:
+        artifact = train_real_default(d, retriever=retriever, seed=seed, n_resamples=resamples)
+        path = (out_dir or DATA_DIR) / f"{d}.json.gz"
+        try:
+            artifact.save(path)
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+        m = artifact.meta.metrics
+        rows.append(_holds_row(d, "out-of-fold, argmax", m["out_of_fold_holds_argmax"], m["out_of_fold_macro_f1_argmax"]))
+        rows.append(_holds_row(d, f"out-of-fold, P(allow) >= {m['allow_threshold']:.3f}", m["out_of_fold_holds_live"], m["out_of_fold_macro_f1_live"]))
+        rows.append(_holds_row(d, "in-sample (the shipped artifact)", m["in_sample_holds_live"], None))
+        data[d] = {"path": str(path), "meta": artifact.meta}
+    if fmt == OutputFormat.json:
+        typer.echo(as_json(data))
+        return
+    typer.echo("real agents' writes (the real-write benchmark), not simulation\n" + table(HOLDS_HEADERS, rows, fmt.value))
+
+
+HOLDS_HEADERS = ["domain", "gate", "false holds (complying held)", "catches (violating held)", "macro-F1 [95% task CI]"]
+
+
+def _holds_row(domain: str, what: str, holds: dict[str, Any], f1: dict[str, float] | None) -> list[Any]:
+    cell = f"{f1['estimate']:.3f} [{f1['low']:.3f}, {f1['high']:.3f}]" if f1 else ""
+    return [domain, what, f"{holds['false_holds']}/{holds['complying']} = {holds['false_hold_rate']:.1%}",
+            f"{holds['catches']}/{holds['violating']} = {holds['catch_rate']:.1%}", cell]
+
+
+@app.command("holds")
+def holds(
+    domain: str = typer.Option(..., "--domain", "-d", help="airline or retail (the domains with real labelled writes)."),
+    artifact_path: Optional[Path] = typer.Option(None, "--artifact", "-a", help="An artifact. \\[default: the packaged one of the domain]"),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """False holds and catches of an artifact as a live gate on every labelled real write of a
+    domain (the state at the checkpoint, the retrieved clause, the artifact's operating point)."""
+    from tauguard.classifier.model import load_artifact
+    from tauguard.classifier.operating import DEFAULT_DOMAINS, benchmark_holds, default_artifact_path
+    from tauguard.classifier.render import as_json, table
+
+    _check_choice(domain, DEFAULT_DOMAINS, "domain with real states")
+    path = artifact_path or default_artifact_path(domain)
+    artifact = load_artifact(path, domain=domain)
+    rates = benchmark_holds(artifact, domain)
+    if fmt == OutputFormat.json:
+        typer.echo(as_json({"domain": domain, "artifact": str(path), "holds": rates, "simulation": False}))
+        return
+    row = _holds_row(domain, str(path), rates.model_dump(), None)[:4]
+    typer.echo("real agents' writes (the real-write benchmark), not simulation\n" + table(HOLDS_HEADERS[:4], [row], fmt.value))

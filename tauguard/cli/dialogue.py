@@ -102,8 +102,8 @@ def _banner(evaluation: Any) -> str:
 def eval_(
     cases: list[Path] = typer.Option(None, "--cases", help="case files or folders (*.jsonl; repeatable); default: the packaged cases"),
     backends: list[BackendName] = typer.Option(None, "--backend", help="compiled or llm (repeatable); default: compiled"),
-    trajectories: list[Path] = typer.Option(None, "--trajectories", help="folders holding the cases' τ² results files (repeatable)"),
-    guard_llm: str = typer.Option(None, "--guard-llm", help="the model of the llm backend (a litellm model string)"),
+    trajectories: list[Path] = typer.Option(None, "--trajectories", help="folders holding the cases' τ² results files (repeatable); default: $TAUGUARD_TRAJECTORIES, else the nearest shared/trajectories above the current folder or the checkout"),
+    guard_llm: str = typer.Option(None, "--guard-llm", help="the model of the llm backend (a litellm model string); default: none, needed with --backend llm"),
     llm_args: str = typer.Option("{}", "--llm-args", help="JSON arguments of the llm backend's completions (api_base, ...)"),
     plumbing_only: bool = typer.Option(False, "--plumbing-only", help="label the llm backend's scores as plumbing only (automatic for a loopback api_base)"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),

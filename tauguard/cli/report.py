@@ -34,6 +34,12 @@ def report(
     metric: str | None = typer.Option(None, "--metric", help="pass^K or pass@K of the baseline gate. \\[default: pass^K at the primary k]"),
     margin: float = typer.Option(0.05, "--margin", **ranged("--margin"), help="Non-inferiority margin of the baseline gate."),
     mode: ModeChoice = typer.Option(ModeChoice.non_inferiority, "--mode", help="non-inferiority or regression."),
+    audits: list[Path] = typer.Option(
+        [], "--audit", help="An audit report (tauguard audit --output) of one of the runs: adds its false holds."
+    ),
+    labels: list[Path] = typer.Option(
+        [], "--labels", help="Labelled real-write JSONL files for --audit (default: the packaged benchmark)."
+    ),
 ) -> None:
     """Write one self-contained HTML report: pass^k curves, Δpass^k forest plot, task grid, trials.
 
@@ -48,13 +54,29 @@ def report(
     from tauguard.store import RunLoadError
 
     check_output_file(output, "-o/--output")  # before any work: a regular file or none yet
+    from tauguard.report.guards import AuditInputError, read_audit
+
+    try:
+        audit_objs = [read_audit(a) for a in audits]
+        labelled = None
+        if labels:
+            from tauguard.benchmark.real_writes import load_labels
+
+            labelled = load_labels(labels)
+    except (AuditInputError, ValueError, OSError) as exc:
+        fail(str(exc))
+    if labels and not audits:
+        fail("--labels applies to --audit: give the audit report of a run")
     try:
         floors_config = load_floors(floors) if floors is not None else None
-        loaded = load_runs(runs)
-        gate_base = load_runs([baseline])[0] if baseline is not None else None
+        # From the outcome indexes: only the trials the page displays are parsed, by offset, so
+        # memory does not grow with the runs.
+        loaded = load_runs(runs, conversations=False, records=False)
+        gate_base = load_runs([baseline], conversations=False, records=False)[0] if baseline is not None else None
         opts = ReportOptions(
             primary_k=primary_k, seed=seed, n_resamples=resamples, confidence=confidence, floors=floors_config,
             gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,  # type: ignore[arg-type]
+            audits=audit_objs, labels=labelled,
         )
         if metric is not None and baseline is None:
             raise GateInputError("--metric applies to the baseline gate: give --baseline RUN")

@@ -80,6 +80,14 @@ def run(
     attack: Optional[str] = typer.Option(None, "--attack", help="Adversarial user tactic: insist, emotional, false-premise, authority, planner (docs/attacks.md). \\[default: none]"),
     attack_set: Optional[str] = typer.Option(None, "--attack-set", help="Attacked tasks: policy-violation or a named set (craft-airline). \\[default: policy-violation]"),
     attack_llm: Optional[str] = typer.Option(None, "--attack-llm", help="litellm model composing the planner tactic's plan (LLM user only). \\[default: none: a deterministic plan from data]"),
+    sim_feedback: Optional[str] = typer.Option(
+        None, "--sim-feedback",
+        help="How the sim agent reacts to a guard: feedback (from the decision and the conversation) or "
+        "oracle (from the gold plan: an upper bound on guard gains). \\[default: feedback]",
+    ),
+    uptake: Optional[str] = typer.Option(
+        None, "--uptake", help="Sim agent's uptake of guard feedback (0..1), replacing the profile's; several (0.2,0.5,0.8) run one run each. \\[default: the profile's]"
+    ),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Parallel workers (1..1024). " + packaged_default("workers")),
     backend: Optional[str] = typer.Option(
         None, "--backend",
@@ -147,6 +155,7 @@ def run(
         "attack": attack,
         "attack_set": attack_set,
         "attack_llm": attack_llm,
+        "sim_feedback": sim_feedback,
         "workers": workers,
         "backend": backend,
         "address": address,
@@ -163,24 +172,52 @@ def run(
     from tauguard.config import resolve_config
     from tauguard.execution import lifecycle
 
+    uptakes = _uptakes(uptake)
     try:
         if resume is not None:
-            _refuse_with_resume(resume, overrides, config)
-            run_plan = lifecycle.plan_resume(
+            _refuse_with_resume(resume, {**overrides, "uptake": uptake}, config)
+            plans = [lifecycle.plan_resume(
                 resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
                 no_key=no_key,
-            )
+            )]
         else:
-            run_plan = lifecycle.plan(resolve_config(config, overrides))
+            plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
     except ValueError as exc:  # the library's one-line user errors
         fail(str(exc))
     clear_startup_notice()
-    for line in run_plan.warnings:
+    for line in (w for p in plans for w in p.warnings):
         typer.echo(line, err=True)
     if dry_run:
-        typer.echo("\n".join(run_plan.describe()))
+        typer.echo("\n\n".join("\n".join(p.describe()) for p in plans))
         raise typer.Exit(0)
-    _execute(run_plan, plain=plain or not is_tty(), fmt=fmt, verbose=verbose)
+    for run_plan in plans:  # an uptake sweep: one run per value, in order
+        _execute(run_plan, plain=plain or not is_tty(), fmt=fmt, verbose=verbose)
+
+
+def _uptakes(text: str | None) -> list[float]:
+    """The --uptake values (each within [0, 1])."""
+    if text is None:
+        return []
+    values = []
+    for part in _split_list(text) or []:
+        try:
+            value = float(part)
+        except ValueError:
+            fail(f"--uptake must be numbers within [0, 1], got '{part}'")
+        if not 0.0 <= value <= 1.0:
+            fail(f"--uptake must be within [0, 1], got {part}")
+        values.append(value)
+    return values
+
+
+def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, Any]]:
+    """One override set per uptake; several get the run name suffixed ``-uptake<u>``."""
+    if len(uptakes) <= 1:
+        return [{**overrides, "uptake": uptakes[0] if uptakes else None}]
+    import datetime as dt
+
+    base = overrides.get("name") or f"{overrides.get('strategy') or 'run'}-{dt.datetime.now(dt.timezone.utc):%Y%m%d-%H%M%S}"
+    return [{**overrides, "uptake": u, "name": f"{base}-uptake{u:g}"} for u in uptakes]
 
 
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:

@@ -17,8 +17,24 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def render(summary: "RunSummary", fmt: str) -> str:
-    """Render a summary as table or markdown text."""
+def ci_line(run: object, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
+    """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
+    from tauguard.metrics import outcomes_from_units
+    from tauguard.report.curves import curve
+
+    outcomes = outcomes_from_units(run.unit_outcomes())  # type: ignore[attr-defined]  # the outcome index suffices
+    max_k = max((o.trials for o in outcomes), default=0)
+    if not max_k:
+        return None
+    points = curve("run", outcomes, "pass^", max_k, slice_key="pass^k|all", n_resamples=n_resamples,
+                   confidence=confidence).points
+    cells = [f"pass^{p.k} {_fmt(p.value)} [{_fmt(p.low)}, {_fmt(p.high)}]" for p in points]
+    return (f"{confidence:.0%} CI over tasks (bootstrap, {n_resamples} resamples, seed 0; as the report's bands): "
+            + "; ".join(cells))
+
+
+def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
+    """Render a summary as table or markdown text (``ci``: the line of :func:`ci_line`)."""
     from tauguard.tables import fit_table
 
     from tauguard.metrics import METRICS
@@ -37,6 +53,10 @@ def render(summary: "RunSummary", fmt: str) -> str:
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
         + f"  faults={s.fault_profile}"
     )
+    if s.sim_feedback:
+        from tauguard.execution.lifecycle import describe_feedback
+
+        lines.append(f"sim feedback: {describe_feedback(s.sim_feedback, s.uptake)}")
     lines.append(f"units {s.recorded_units}/{s.planned_units}  wall time {s.wall_time_s:.1f}s")
     if s.status != "completed" or s.recorded_units < s.planned_units:
         lines.append(
@@ -84,6 +104,8 @@ def render(summary: "RunSummary", fmt: str) -> str:
         )
     for note in s.metrics.metric_notes.values():
         lines.append(f"note: {note}")
+    if ci:
+        lines.append(ci)
     lines.append("")
     verdicts = ", ".join(f"{v} {s.guard_verdicts.get(v, 0)}" for v in ("ALLOW", "VERIFY", "REVISE", "BLOCK"))
     lines.append(f"guard decisions on WRITE calls: {verdicts}; gave up after retries: {s.guard_retry_exhausted}")
@@ -121,7 +143,8 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     from tauguard.summary import summarize
 
     try:
-        run = load_run(run_dir, conversations=False)
+        # The outcome index holds everything the summary counts: no record is parsed.
+        run = load_run(run_dir, records=False)
         summary = summarize(run)
     except RunLoadError as exc:
         fail(str(exc))
@@ -129,7 +152,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     if fmt == "json":
         typer.echo(summary.model_dump_json(indent=2))
     else:
-        typer.echo(terminal_safe(render(summary, fmt)))
+        typer.echo(terminal_safe(render(summary, fmt, ci_line(run))))
 
 
 def show(

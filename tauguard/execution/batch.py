@@ -45,7 +45,7 @@ def units(manifest: Manifest, config: RunConfig, verbose: bool = False) -> list[
                         agent_llm=config.agent_llm, user_llm=config.user_llm, guard_llm=config.guard_llm,
                         llm_args=config.llm_args, max_steps=config.max_steps, max_errors=config.max_errors,
                         max_guard_retries=config.max_guard_retries, fault_profile=manifest.fault_profile,
-                        attack=attack_spec(config),
+                        attack=attack_spec(config), sim_feedback=manifest.sim_feedback or "oracle",
                         verbose=verbose, parent_pid=os.getpid(), rate_limits=config.rate_limits,
                         rate_share=1 if config.backend == "threading" else config.workers,
                         max_retries=config.max_retries, cache=config.cache, no_key=config.no_key,

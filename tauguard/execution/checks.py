@@ -64,12 +64,22 @@ def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None)
         raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
 
 
-def load_fault_profile(name: str) -> dict[str, Any]:
-    """The fault profile as a dict (a one-line error for an unknown or invalid one)."""
-    from tauguard.faults.profiles import load_profile
+def load_fault_profile(name: str, config: RunConfig | None = None) -> dict[str, Any]:
+    """The fault profile as a dict (a one-line error for an unknown or invalid one).
+
+    With ``config``: its ``--uptake`` replaces the profile's, and a sim-agent run must find
+    every rate it needs in the profile (:func:`tauguard.faults.profiles.check_needs`).
+    """
+    from tauguard.faults.profiles import check_needs, load_profile
 
     try:
-        return load_profile(name).model_dump()
+        profile = load_profile(name)
+        if config is not None and config.uptake is not None:
+            sources = {**profile.sources, "uptake": f"--uptake {config.uptake:g} (an assumption, set for this run)"}
+            profile = profile.model_copy(update={"uptake": config.uptake, "sources": sources})
+        if config is not None and config.agent_llm == SIM:
+            check_needs(profile, config.attack, config.sim_feedback)
+        return profile.model_dump()
     except ValueError as exc:
         raise PlanError(first_line(exc)) from None
 

@@ -39,6 +39,14 @@ from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, 
 OnRecord = Callable[[TrialRecord, Progress], None]
 
 
+def describe_feedback(feedback: str | None, uptake: float | None) -> str:
+    """How the sim agent reacts to guards, in words (the oracle labelled an upper bound)."""
+    shown = "n/a" if uptake is None else f"{uptake:g}"
+    if feedback == "oracle":
+        return f"oracle (reacts from the gold plan: an UPPER BOUND on guard gains), uptake {shown}"
+    return f"feedback-only (reacts from the decision and the conversation), uptake {shown}"
+
+
 @dataclass
 class RunPlan:
     """A checked run, ready to execute: its config, tasks, fault profile, manifest and folder."""
@@ -77,6 +85,15 @@ class RunPlan:
             f"faults:    {profile.get('name')} (uptake {profile.get('uptake')}, forbidden_write {profile.get('forbidden_write')}"
             + (f", rates {rates}" if rates else "") + ")"
         )
+        if c.agent_llm == "sim":
+            lines.append(f"feedback:  {describe_feedback(c.sim_feedback, profile.get('uptake'))}")
+        if c.attack:
+            rate = profile.get("attack_susceptibility", {}).get(c.attack)
+            lines.append(
+                f"attack:    {c.attack} on {c.attack_set or 'policy-violation'} tasks"
+                + (f" (sim agent gives in with probability {rate})" if c.agent_llm == "sim" else "")
+                + (f"; planner llm {c.attack_llm}" if c.attack_llm else "")
+            )
         lines.append(f"seed:      {c.seed}; workers {c.workers} ({c.backend})")
         if c.backend == FORK and c.workers > 1:
             lines.append("engine:    fork: workers forked from this process after its imports and warm-up")
@@ -166,7 +183,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     check_cache_dir(config.cache)
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
-    profile = load_fault_profile(config.faults)
+    profile = load_fault_profile(config.faults, config)
     tasks = resolve_tasks(config)
     check_strategy(config, tasks)
     check_models(config)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tauguard.config import RunConfig
+from tauguard.config import SIM, RunConfig
 from tauguard.execution.batch import now_iso
 from tauguard.execution.checks import PlanError
 from tauguard.records import SIMULATION_NOTE, Manifest
@@ -78,6 +78,7 @@ def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], pr
         split=config.split, task_ids=tasks, trials=config.trials, agent_llm=config.agent_llm,
         user_llm=config.user_llm, guard_llm=config.guard_llm, llm_args=redacted["llm_args"], seed=config.seed,
         max_steps=config.max_steps, fault_profile=profile, config=redacted, versions=versions(),
+        sim_feedback=config.sim_feedback if config.agent_llm == SIM else None,
         git_commit=git_commit(),
     )
 

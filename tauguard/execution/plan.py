@@ -30,6 +30,7 @@ class UnitSpec(BaseModel):
     max_guard_retries: int
     fault_profile: dict[str, Any]
     attack: dict[str, Any] | None = None  # {tactic, set, llm}: tauguard.attacks.runtime
+    sim_feedback: str = "feedback"  # the sim agent's reaction to guards (tauguard.sim.reaction)
     verbose: bool = False
     # The run's process: a worker started by it exits when it dies (see processes.exit_with_parent).
     parent_pid: int | None = None

@@ -143,7 +143,12 @@ def _build_agent(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any
         else:
             yields = None
             plan = apply_plan_faults(spec.domain, task.id, gold, faults)
-        agent = SimAgent(spec.domain, task, gold, plan, faults, env, profile.uptake, spec.seed, spec.trial)
+        # Feedback-only: the agent is given no gold plan (its reaction cannot read one).
+        agent = SimAgent(
+            spec.domain, task, gold if spec.sim_feedback == "oracle" else None, plan, faults, env,
+            1.0 if profile.uptake is None else profile.uptake, spec.seed, spec.trial,
+            feedback=spec.sim_feedback, block_transfer=profile.block_transfer or 0.0,
+        )
         agent.attack_yielded = yields  # type: ignore[attr-defined]  # for the attacked record
         return agent, agent
     from tauguard.agents.llm import GuardContextLLMAgent

@@ -15,6 +15,7 @@ from tauguard.conversation import ToolCallView
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.model import FaultProfile, ScheduledFault
 from tauguard.sim.plan import Step, observing_reads
+from tauguard.sim.texts import TRANSFER_NOTICE
 
 TRANSFER_TOOL = "transfer_to_human_agents"
 
@@ -62,6 +63,10 @@ def draw_trial_faults(
                 continue
             if spec.kind == "skip_read" and not skipped_reads(plan, plan.index(step), spec.skip_tools):
                 continue  # nothing to skip: not a fault opportunity in this task
+            if spec.kind == "bundle_confirmation" and not any(
+                s.kind == "confirm" and s.write_index is not None for s in plan[: plan.index(step) - 1]
+            ):
+                continue  # no earlier confirmation to fold this write into
             scheduled.append(
                 ScheduledFault(
                     fault_id=spec.id,
@@ -104,9 +109,13 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
         if fault is None:
             continue
         if step.kind == "confirm":
-            if fault.kind == "skip_confirmation":
+            if fault.kind in ("skip_confirmation", "bundle_confirmation"):
                 drop.add(pos)
-            if fault.kind == "premature_stop" and cut_at is None:
+            if fault.kind == "bundle_confirmation":
+                previous = next((p for p in range(pos - 1, -1, -1) if plan[p].kind == "confirm"), None)
+                if previous is not None:
+                    plan[previous].bundles_next = True
+            if fault.kind in ("premature_stop", "premature_transfer") and cut_at is None:
                 cut_at = pos
             continue
         # the write's call step
@@ -122,8 +131,16 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
             continue
         out.append(step)
     if cut_at is not None:
-        stop_fault = next(f for f in faults if f.kind == "premature_stop")
-        out.append(Step(kind="close", fault_ids=[stop_fault.fault_id]))
+        stop_fault = next(f for f in faults if f.kind in ("premature_stop", "premature_transfer"))
+        if stop_fault.kind == "premature_transfer":
+            # A hand-off to a human where the agent could act (the sim user ends on the notice).
+            handoff = ToolCallView(
+                id=f"handoff-{task_id}", name=TRANSFER_TOOL, arguments={"summary": "The user needs help with their request."}
+            )
+            out.append(Step(kind="call", call=handoff, tool_type="GENERIC", gold=False, fault_ids=[stop_fault.fault_id]))
+            out.append(Step(kind="say", infos=[TRANSFER_NOTICE]))
+        else:
+            out.append(Step(kind="close", fault_ids=[stop_fault.fault_id]))
     temptation_fault = next((f for f in faults if f.fault_class == "PV"), None)
     if temptation_fault is not None:
         t = temptations(domain)[task_id]

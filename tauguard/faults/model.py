@@ -13,7 +13,9 @@ from tauguard import domains
 # pressure on policy-violation tasks.
 FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
-FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "call"]
+# premature_transfer: a hand-off to a human instead of the write; bundle_confirmation: the write's
+# own confirmation is folded into the previous write's, which mentions it only vaguely.
+FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "call"]
 ProbeLabel = Literal["allow", "verify", "refuse"]
 # What the write contract derives a generic fault's scope from (tools and violated clauses).
 DerivedScope = Literal["target_reads", "confirmation"]
@@ -62,6 +64,8 @@ class FaultSpec(BaseModel):
     # For kind "call": the tool of the faulty call, when it is not the write it replaces (a
     # certificate sent instead of a change): the clause citations are about that tool.
     emits: str | None = None
+    # Where the failure mode was seen (a paper, or real runs such as ../shared/trajectories).
+    source: str = ""
 
     @model_validator(mode="before")
     @classmethod
@@ -211,9 +215,13 @@ class FaultProfile(BaseModel):
 
     name: str
     description: str = ""
-    # Probability that the sim agent takes a guard's remediation (does the missing read or
-    # confirmation, reverts the faulted argument); otherwise it repeats the call.
-    uptake: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Probability that the sim agent takes a guard's feedback (see tauguard.sim.reaction);
+    # otherwise it repeats the call. An assumption: a run whose faults can fire needs it set
+    # (tauguard.faults.profiles.check_needs), never a silent default.
+    uptake: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Feedback-only sim: probability that a BLOCKed agent transfers to a human instead of
+    # telling the user it cannot (needed, like uptake, by a run whose faults can fire).
+    block_transfer: float | None = Field(default=None, ge=0.0, le=1.0)
     # Per policy-violation task and trial: probability of attempting the tempting write.
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.
@@ -221,6 +229,8 @@ class FaultProfile(BaseModel):
     # Attack tactic -> probability per attacked trial that the sim agent gives in (`run --attack`).
     attack_susceptibility: dict[str, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
+    # A fitted profile's evidence (`tauguard faults fit`): simulations, failures, counts, opportunities.
+    fit: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _rates_in_range(self) -> "FaultProfile":

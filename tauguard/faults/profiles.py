@@ -39,6 +39,27 @@ def _resolve(name_or_path: str | Path | Traversable) -> Path | Traversable:
     return resource
 
 
+def check_needs(profile: FaultProfile, attack: str | None, feedback: str) -> None:
+    """Every rate a sim-agent run with this profile needs is set (an error naming the field).
+
+    ``uptake`` and, for feedback-only runs, ``block_transfer`` are needed once a guard can hold
+    something (faults can fire, or the run is attacked); ``attack_susceptibility.<tactic>`` is
+    needed by ``--attack <tactic>``. None of them defaults silently.
+    """
+    where = f"fault profile {profile.name!r}"
+    if attack is not None and attack not in profile.attack_susceptibility:
+        raise FaultProfileError(
+            f"{where} has no attack_susceptibility.{attack}, which --attack {attack} needs; "
+            f"set it (0..1) under [attack_susceptibility] in the profile"
+        )
+    if not (profile.active or attack is not None):
+        return
+    if profile.uptake is None:
+        raise FaultProfileError(f"{where} does not set uptake, which this run needs; set uptake (0..1) in the profile or pass --uptake")
+    if feedback == "feedback" and profile.block_transfer is None:
+        raise FaultProfileError(f"{where} does not set block_transfer, which a feedback-only sim run needs; set block_transfer (0..1) in the profile")
+
+
 def load_profile(name_or_path: str | Path | Traversable) -> FaultProfile:
     """Load a packaged profile by name or a profile file by path.
 

@@ -136,7 +136,7 @@ def _fault_probe(
             return None
         point = _point(domain, task, _with_call(gold, k, faulty), lambda p: p.write_index == k)
         call = faulty.model_copy(update={"id": dp.call.id})
-    elif spec.kind in ("skip_read", "skip_confirmation"):
+    elif spec.kind in ("skip_read", "skip_confirmation", "bundle_confirmation"):
         plan = apply_plan_faults(domain, task.id, gold, [_scheduled(spec, domain, dp.call.name, k)])
         if len(plan) == len(gold):
             return None  # nothing to skip before this write

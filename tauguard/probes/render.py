@@ -20,8 +20,9 @@ SIM_NOTE = (
 )
 
 RECORDED_NOTE = (
-    "Probes from recorded conversations (probes build --from-run): labels come from each write's "
-    "outcome class (label_source), a proxy, not a judgement of the write."
+    "Probes from recorded conversations (probes build --from-run): a write of the real-write benchmark "
+    "takes its human label (label_source benchmark:...); any other write's label is its outcome class "
+    "(label_source outcome:...), a proxy, not a judgement of the write."
 )
 
 
@@ -50,6 +51,12 @@ def probe_counts(probes: list[Probe]) -> list[dict[str, object]]:
 def render_counts(probes: list[Probe], fmt: Format) -> str:
     """The label counts of a probe set."""
     rows = probe_counts(probes)
+    if probes and all(p.label_source for p in probes):  # recorded writes: no faults, no gold plan
+        sources = Counter((p.label_source or "").split(" ")[0].split("+")[0] for p in probes)
+        if fmt == "json":
+            return json.dumps({"counts": rows, "by_label_source": dict(sorted(sources.items()))}, indent=2)
+        return "\n".join([fit_table(rows, headers="keys", tablefmt=_tablefmt(fmt)), "",
+                          "by label source: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items()))])
     classes = Counter(p.fault_class or "gold" for p in probes)
     # gold writes labelled refuse: the documented gold/policy conflicts
     conflicts = sum(1 for p in probes if p.fault_id is None and p.label == "refuse")

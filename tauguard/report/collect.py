@@ -15,8 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard import __version__
@@ -29,10 +29,11 @@ from tauguard.metrics import (
     common_k,
     metric_def,
     run_is_simulated,
+    run_task_outcomes,
     select,
     task_outcomes,
-    trial_success,
 )
+from tauguard.outcome_index import RecordTally, UnitOutcome
 from tauguard.pairing import PairingDifference
 from tauguard.process.score import judge_note
 from tauguard.records import TrialRecord
@@ -46,7 +47,6 @@ from tauguard.report.model import (
     ReportData,
     RunHeader,
     RunTiming,
-    TacticRow,
     TaskCell,
     TaskRow,
     TaskTrials,
@@ -54,8 +54,8 @@ from tauguard.report.model import (
 )
 from tauguard.report.trials import trial_view
 from tauguard.reporting import compare_json_obj
-from tauguard.store import Run
-from tauguard.summary import RunSummary, summarize
+from tauguard.store import Run, read_record
+from tauguard.summary import RunSummary, iter_tallies, summarize
 
 # Per-trial views are the bulk of a page; above this many bytes of trial data, further tasks are
 # listed without their trials so that 4 runs x 278 tasks x 4 trials stay well under 3 MB.
@@ -82,6 +82,8 @@ class ReportOptions:
     gate_margin: float = 0.05
     gate_mode: GateMode = "non-inferiority"
     trial_budget_bytes: int = TRIAL_BUDGET_BYTES
+    audits: list[dict[str, Any]] = field(default_factory=list)  # `tauguard audit --output` objects
+    labels: list[Any] | None = None  # LabelledWrite; None: the packaged real-write benchmark
 
 
 def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
@@ -89,8 +91,9 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
     reasons = []
     if m.status != "completed":
         reasons.append(f"status {m.status}")
-    if len(run.records) < m.expected_units:
-        reasons.append(f"{len(run.records)} of {m.expected_units} planned trials recorded")
+    recorded = len(run.unit_outcomes())
+    if recorded < m.expected_units:
+        reasons.append(f"{recorded} of {m.expected_units} planned trials recorded")
     shared = m.model_dump(include={
         "run_id", "strategy", "strategy_options", "agent_llm", "user_llm", "guard_llm", "seed", "domains", "split",
         "trials", "versions", "git_commit", "status", "created_at",
@@ -100,8 +103,10 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         path=str(run.path),
         role=role,
         fault_profile=summary.fault_profile,
+        sim_feedback=summary.sim_feedback,
+        uptake=summary.uptake,
         planned_units=m.expected_units,
-        recorded_units=len(run.records),
+        recorded_units=recorded,
         infra_errors=len(summary.infra_errors),
         skipped_lines=run.skipped_lines,
         simulated=run_is_simulated(run),
@@ -157,7 +162,7 @@ def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]
 
 
 def _incomplete(run: Run) -> bool:
-    return run.manifest.status != "completed" or len(run.records) < run.manifest.expected_units
+    return run.manifest.status != "completed" or len(run.unit_outcomes()) < run.manifest.expected_units
 
 
 def _planned(run: Run) -> set[tuple[str, str]]:
@@ -302,21 +307,31 @@ def _anchor(domain: str, task_id: str) -> str:
     return f"task-{safe}-{zlib.crc32(f'{domain}/{task_id}'.encode()):08x}"
 
 
-def _pick_trials(records: list[TrialRecord]) -> list[TrialRecord]:
-    failed = [r for r in records if r.error is None and not trial_success(r)]
-    passed = [r for r in records if r.error is None and trial_success(r)]
-    errors = [r for r in records if r.error is not None]
+def _pick_trials(units: list[tuple[UnitOutcome, int]]) -> list[tuple[UnitOutcome, int]]:
+    failed = [u for u in units if not u[0].error and not u[0].success]
+    passed = [u for u in units if not u[0].error and u[0].success]
+    errors = [u for u in units if u[0].error]
     picked = (failed[:1] + passed[:1] + errors[:1])[:TRIALS_PER_RUN]
-    return sorted(picked, key=lambda r: r.trial)
+    return sorted(picked, key=lambda u: u[0].trial)
+
+
+def _record_reader(run: Run) -> Callable[[int], TrialRecord]:
+    """The i-th unit's full record: from memory when the run was loaded with its records, else read
+    back from simulations.jsonl by the span the outcome index gives (only displayed trials are parsed)."""
+    if run.units is None:
+        return run.records.__getitem__
+    spans = run.spans or []
+    return lambda i: read_record(run, spans[i])
 
 
 def _trial_views(runs: Sequence[Run], rows: list[TaskRow], budget: int) -> tuple[list[TaskTrials], str]:
-    by_task: list[dict[tuple[str, str], list[TrialRecord]]] = []
+    by_task: list[dict[tuple[str, str], list[tuple[UnitOutcome, int]]]] = []
     for run in runs:
-        table: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
-        for rec in run.records:
-            table[(rec.domain, rec.task_id)].append(rec)
+        table: dict[tuple[str, str], list[tuple[UnitOutcome, int]]] = defaultdict(list)
+        for i, unit in enumerate(run.unit_outcomes()):
+            table[(unit.domain, unit.task_id)].append((unit, i))
         by_task.append(table)
+    readers = [_record_reader(run) for run in runs]
     views: list[TaskTrials] = []
     used = 0
     changed = [r for r in rows if r.changed]
@@ -326,13 +341,13 @@ def _trial_views(runs: Sequence[Run], rows: list[TaskRow], budget: int) -> tuple
     for row in changed:
         trials, omitted = [], 0
         for j, table in enumerate(by_task):
-            recs = sorted(table.get((row.domain, row.task_id), []), key=lambda r: r.trial)
+            units = sorted(table.get((row.domain, row.task_id), []), key=lambda u: u[0].trial)
             cell = row.cells[j]
             # The baseline and the runs that changed explain the change; unchanged candidates are skipped.
             relevant = j == 0 or len(runs) == 1 or (cell is not None and cell.change in ("improved", "regressed"))
-            picked = _pick_trials(recs) if relevant else []
-            omitted += len(recs) - len(picked)
-            trials += [trial_view(r) for r in picked]
+            picked = _pick_trials(units) if relevant else []
+            omitted += len(units) - len(picked)
+            trials += [trial_view(readers[j](i)) for _, i in picked]
         view = TaskTrials(domain=row.domain, task_id=row.task_id, anchor=row.anchor, trials=trials, omitted_trials=omitted)
         size = len(view.model_dump_json())
         if used + size > budget:
@@ -356,8 +371,9 @@ def _trial_views(runs: Sequence[Run], rows: list[TaskRow], budget: int) -> tuple
 # --------------------------------------------------------------------------- run accounting
 
 
-def _accounting(runs: Sequence[Run], summaries: Sequence[RunSummary], data: ReportData) -> None:
-    for run, s in zip(runs, summaries, strict=True):
+def _accounting(runs: Sequence[Run], summaries: Sequence[RunSummary], durations: Sequence[list[float]],
+                data: ReportData) -> None:
+    for run, s, trial_s in zip(runs, summaries, durations, strict=True):
         rid = run.manifest.run_id
         data.faults += [FaultRow(run_id=rid, strategy=s.strategy, **f.model_dump()) for f in s.faults]
         if s.guard_verdicts or s.guard_retry_exhausted:
@@ -365,8 +381,7 @@ def _accounting(runs: Sequence[Run], summaries: Sequence[RunSummary], data: Repo
                 VerdictRow(run_id=rid, strategy=s.strategy, counts=dict(s.guard_verdicts),
                            retry_exhausted=s.guard_retry_exhausted)
             )
-        evaluated = [r for r in run.records if r.error is None]
-        n = len(evaluated)
+        n = len(trial_s)
         for c in s.costs:
             data.costs.append(
                 CostRow(run_id=rid, role=c.role, cost=c.cost, prompt_tokens=c.prompt_tokens,
@@ -375,16 +390,19 @@ def _accounting(runs: Sequence[Run], summaries: Sequence[RunSummary], data: Repo
         llm_calls = sum(c.calls for c in s.costs)
         data.timings.append(
             RunTiming(run_id=rid, wall_time_s=s.wall_time_s, trials=n,
-                      mean_trial_s=sum(r.duration_s for r in evaluated) / n if n else None,
+                      mean_trial_s=sum(trial_s) / n if n else None,
                       llm_calls_per_trial=llm_calls / n if n else None)
         )
-        tactics: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for rec in evaluated:
-            tactic = getattr(rec, "attack_tactic", None)
-            if rec.attacked and tactic and rec.attack_success is not None:
-                tactics[tactic][0] += 1
-                tactics[tactic][1] += int(rec.attack_success)
-        data.tactics += [TacticRow(run_id=rid, tactic=t, attacked=a, succeeded=s_) for t, (a, s_) in sorted(tactics.items())]
+
+
+def _noting_durations(
+    tallies: Iterator[tuple[UnitOutcome, RecordTally]], out: list[float]
+) -> Iterator[tuple[UnitOutcome, RecordTally]]:
+    """The tallies as they are, noting each evaluated trial's duration in ``out`` on the way."""
+    for unit, tally in tallies:
+        if not unit.error:
+            out.append(tally.duration_s)
+        yield unit, tally
 
 
 def _checks(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:
@@ -418,7 +436,11 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     if not runs:
         raise ReportError("report needs at least one run")
     _check_unique_ids(runs)
-    summaries = [summarize(r) for r in runs]
+    summaries, durations = [], []
+    for run in runs:  # streamed, one tally at a time: memory does not grow with the runs
+        trial_s: list[float] = []
+        summaries.append(summarize(run, _noting_durations(iter_tallies(run), trial_s)))
+        durations.append(trial_s)
     headers = [_header(r, s, "baseline" if i == 0 else "candidate") for i, (r, s) in enumerate(zip(runs, summaries))]
     run_ids = [h.run_id for h in headers]
     simulated = any(h.simulated for h in headers)
@@ -434,7 +456,7 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         n_resamples=opts.n_resamples,
         confidence=opts.confidence,
     )
-    outcomes = [task_outcomes(r.records) for r in runs]
+    outcomes = [run_task_outcomes(r) for r in runs]
     if len(runs) > 1:
         data.compare_json, data.deltas, notes = _comparisons(runs, opts)
         if data.compare_json is not None:
@@ -458,6 +480,25 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
     data.task_rows = _task_rows(runs, outcomes, data.compare_json)
     data.trial_views, data.trial_note = _trial_views(runs, data.task_rows, opts.trial_budget_bytes)
-    _accounting(runs, summaries, data)
+    _accounting(runs, summaries, durations, data)
     _checks(runs, opts, data)
+    _guards(runs, opts, data)
     return data
+
+
+def _guards(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:
+    from tauguard.report.guards import false_holds, guard_pairs, guard_stats
+
+    if len(runs) > 2:
+        stats = {"primary_k": opts.primary_k, "n_resamples": opts.n_resamples, "confidence": opts.confidence, "seed": opts.seed}
+        data.guard_pairs, data.guard_pair_notes = guard_pairs(runs, stats)
+    data.guard_stats = guard_stats(runs)
+    if opts.audits:
+        if opts.labels is None:
+            from tauguard.benchmark.real_writes import load_labels
+
+            opts.labels = load_labels()
+        try:
+            data.false_holds = false_holds(opts.audits, runs, opts.labels, opts.confidence)
+        except ValueError as exc:  # AuditInputError: an audit of a run the report was not given
+            raise ReportError(str(exc)) from None

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tauguard.report.guards import FalseHoldSection, GuardPairRow, GuardStatsRow
+
 
 class RunHeader(BaseModel):
     """One run as the report's header lists it."""
@@ -29,6 +31,9 @@ class RunHeader(BaseModel):
     split: str
     trials: int
     fault_profile: str | None = None
+    # The sim agent's reaction to guards ("oracle" = from the gold plan: an upper bound) and uptake.
+    sim_feedback: str | None = None
+    uptake: float | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     git_commit: str | None = None
     status: str
@@ -266,3 +271,9 @@ class ReportData(BaseModel):
     timings: list[RunTiming] = Field(default_factory=list)
     checks: list[CheckRow] = Field(default_factory=list)
     checks_passed: bool | None = None
+    # Guard sections (tauguard.report.guards): candidate against candidate, latency and errors,
+    # false holds on the labelled real-write benchmark (only when audits are given).
+    guard_pairs: list[GuardPairRow] = Field(default_factory=list)
+    guard_pair_notes: list[str] = Field(default_factory=list)
+    guard_stats: list[GuardStatsRow] = Field(default_factory=list)
+    false_holds: FalseHoldSection | None = None

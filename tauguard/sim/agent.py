@@ -1,9 +1,14 @@
 """The sim agent: executes the task's gold plan through the real tau2 environment.
 
-Deterministic given (seed, task, trial). It makes the faults drawn for the trial and
-reacts to guard feedback with the profile's uptake probability: it performs the missing
-read or confirmation, reverts a faulted argument, or proposes a REVISE's arguments to the
-user and resubmits only after a yes; on BLOCK it tells the user it cannot do that. Without uptake it repeats the held call (the wrapper bounds the repeats).
+Deterministic given (seed, task, trial). It makes the faults drawn for the trial and reacts
+to guard feedback with the profile's uptake probability; without uptake it repeats the held
+call (the wrapper bounds the repeats). How it reacts with uptake is the run's ``sim_feedback``:
+
+- ``feedback`` (the default): only from the decision and what it has seen, by the rules of
+  :mod:`tauguard.sim.reaction` (no gold object is given to the agent at all);
+- ``oracle``: today's upper bound: after a BLOCK or REVISE of a faulted call it retries the gold
+  call, after a VERIFY it redoes the gold plan's reads, and after a premature stop that a guard
+  flags it resumes the rest of the gold plan.
 """
 
 from __future__ import annotations
@@ -19,13 +24,16 @@ from tauguard.faults.model import ScheduledFault
 from tauguard.guard import OPEN_REQUEST_MARKER, GuardDecision, Verdict
 from tauguard.records import InjectedFault
 from tauguard.sim import texts
-from tauguard.sim.clean_plan import confirmation_note
+from tauguard.sim.beliefs import Beliefs
+from tauguard.sim.clean_plan import confirmation_note, load_lookups
 from tauguard.sim.oracle import dedupe, reads_for
 from tauguard.sim.plan import Step, observing_reads
+from tauguard.sim.reaction import open_request_call, react
 
 # Remediation cycles per write before the sim gives up on it (a guard that keeps asking
 # for the same read would otherwise loop until max_steps).
 MAX_REMEDIATIONS = 3
+TRANSFER_TOOL = "transfer_to_human_agents"
 
 
 class SimAgentState:
@@ -44,17 +52,32 @@ class SimAgent:
         self,
         domain: str,
         task: t2.Task,
-        gold_plan: list[Step],
+        gold_plan: list[Step] | None,
         plan: list[Step],
         faults: list[ScheduledFault],
         environment: t2.Environment,
         uptake: float,
         seed: int,
         trial: int,
+        feedback: str = "feedback",
+        block_transfer: float = 0.0,
     ) -> None:
+        if feedback not in ("feedback", "oracle"):
+            raise ValueError(f"unknown sim feedback '{feedback}'; allowed: feedback, oracle")
+        if feedback == "oracle" and gold_plan is None:
+            raise ValueError("the oracle sim reacts from the gold plan: give it one")
         self.domain = domain
         self.task = task
-        self.gold_plan = gold_plan
+        self.feedback = feedback
+        # Feedback-only: the agent holds no gold plan (its own, possibly faulted, plan only).
+        self.gold_plan = gold_plan if feedback == "oracle" else None
+        self.block_transfer = block_transfer
+        self.beliefs = Beliefs()
+        tools = t2.agent_tools(domain)
+        self.schemas = {t.name: t.openai_schema for t in tools}
+        agent_types, _ = t2.tool_types(domain)
+        self.write_tools = [name for name, kind in agent_types.items() if kind == "WRITE"]
+        self.revise_from: dict[int, int] = {}  # id(call step) -> first observation of its VERIFY reads
         self.steps = plan
         self.environment = environment
         self.uptake = uptake
@@ -112,6 +135,9 @@ class SimAgent:
             if polarity(message.content or "") == "no":
                 self._skip_call_of(confirmed)
         if isinstance(message, (t2.ToolMessage, t2.MultiToolMessage)) and self.in_flight is not None:
+            results = message.tool_messages if isinstance(message, t2.MultiToolMessage) else [message]
+            for result in results:
+                self.beliefs.observe(self.in_flight[1], result.content or "", bool(getattr(result, "error", False)))
             self._mark_reached(*self.in_flight)
             self.in_flight = None
         return self._advance(), state
@@ -147,11 +173,18 @@ class SimAgent:
         if step.kind == "confirm":
             assert step.call is not None
             call = self._realize_for_confirm(step)
+            call_step = self._call_step_for(step)
+            if call_step is not None and id(call_step) in self.revise_from:
+                # Feedback-only VERIFY: the reads are done; the belief-update rule may change the call.
+                call = self.beliefs.revise(call, self.revise_from.pop(id(call_step)))
+                self.realized[id(call_step)] = call
             self.awaiting_confirm = step
             if id(step) in self.proposals:  # a guard's revision, proposed to the user
                 return self._text(texts.revision_request(call.name, call.arguments, self.proposals.pop(id(step))))
             # the same note the plan carries for the gold call (replay uses the plan's)
             note = confirmation_note(self.domain, self.environment.tools.db, call)
+            if step.bundles_next:
+                note = " ".join(filter(None, [note, texts.BUNDLED_REST]))
             return self._text(texts.confirm_request(call.name, call.arguments, note))
         if step.kind == "ask_user":
             assert step.call is not None
@@ -160,13 +193,16 @@ class SimAgent:
             return self._text(texts.communicate(step.infos))
         if step.kind == "clarify":
             return self._text(texts.clarify(step.infos[0] if step.infos else "please give me more details"))
+        if step.kind == "say":
+            return self._text(step.infos[0])
         # close
         if step.fault_ids and OPEN_REQUEST_MARKER in self.guard_context:
             # A premature stop while the guard says a request is still open: with uptake, the
-            # agent goes on with the rest of its plan instead of closing.
+            # agent goes on instead of closing (oracle: the rest of the gold plan; feedback: the
+            # open request's call, only if it can derive it from what it has seen).
             for fid in step.fault_ids:
                 self._mark_applied(fid, intercepted=True)
-            rest = self._rest_of_gold_plan(step)
+            rest = self._rest_of_gold_plan(step) if self.feedback == "oracle" else self._resumed_request()
             if rest and self.rng.random() < self.uptake:
                 self.steps[self.pos:self.pos] = rest
                 return self._advance()
@@ -183,6 +219,13 @@ class SimAgent:
             return []
         start = next((i for i, s in enumerate(self.gold_plan) if s.write_index == cut[0]), None)
         return [] if start is None else [s.model_copy(deep=True) for s in self.gold_plan[start:]]
+
+    def _resumed_request(self) -> list[Step]:
+        """Feedback-only: the steps of the open request the guidance names, if derivable."""
+        call = open_request_call(self.guard_context, self.beliefs, self.schemas, self.write_tools)
+        if call is None:
+            return []
+        return [Step(kind="confirm", call=call, gold=False), Step(kind="call", call=call, tool_type="WRITE", gold=False), Step(kind="close")]
 
     def _call_step_for(self, confirm: Step) -> Step | None:
         for step in self.queue + self.steps[self.pos :]:
@@ -216,6 +259,9 @@ class SimAgent:
                 call = faulty
                 self.fault_log[fid].detail["faulty_call"] = faulty.model_dump(exclude={"id"})
         self.realized[key] = call
+        if self.feedback == "feedback" and call is not step.call:
+            # Feedback-only: the agent knows only the call it intends; the gold one is gone.
+            step.call = call.model_copy(update={"id": step.call.id})
         return call
 
     def _issue(self, step: Step, call: ToolCallView) -> Any:
@@ -282,6 +328,8 @@ class SimAgent:
         self.remediations[key] = self.remediations.get(key, 0) + 1
         if self.remediations[key] > MAX_REMEDIATIONS:
             return self._give_up(call, decision)
+        if self.feedback == "feedback":
+            return self._react_from_feedback(step, call, decision)
         gold = step.call if step.gold else None
         if decision.verdict == Verdict.BLOCK:
             if gold is not None and (call.name, call.arguments) != (gold.name, gold.arguments):
@@ -301,6 +349,51 @@ class SimAgent:
         # confirm again, then retry.
         self._queue_remediation(step, call, decision)
         return self._advance()
+
+    def _react_from_feedback(self, step: Step, call: ToolCallView, decision: GuardDecision) -> Any:
+        """Feedback-only uptake: :func:`tauguard.sim.reaction.react` decides, the agent executes."""
+        transfer = decision.verdict == Verdict.BLOCK and self.block_transfer > 0 and self.rng.random() < self.block_transfer and TRANSFER_TOOL in self.schemas
+        reaction = react(
+            decision, call, self.beliefs, self.schemas, self._target_reads(call), transfer, self.remediations.get(id(step), 0) - 1
+        )
+        if reaction.kind == "give_up":
+            return self._give_up(call, decision)
+        if reaction.kind == "transfer":
+            self.in_flight = None
+            self.call_counter += 1
+            handoff = ToolCallView(
+                id=f"transfer-{self.call_counter}", name=TRANSFER_TOOL,
+                arguments={"summary": f"The user asked for {call.name}; {decision.reason or 'a policy check held it'}."},
+            )
+            self.queue = [Step(kind="call", call=handoff, tool_type="GENERIC", gold=False), Step(kind="say", infos=[texts.TRANSFER_NOTICE])]
+            self.steps = self.steps[: self.pos]  # nothing of the plan remains after a hand-off
+            return self._advance()
+        if reaction.kind == "propose":
+            assert reaction.arguments is not None
+            self._queue_revision(step, call.model_copy(update={"arguments": reaction.arguments}), decision)
+            return self._advance()
+        reads: list[Step] = []
+        for read in dedupe(reaction.reads):
+            self.call_counter += 1
+            reads.append(Step(kind="call", call=read.model_copy(update={"id": f"remedy-{read.name}-{self.call_counter}"}), tool_type="READ"))
+        if reaction.ask:
+            reads.append(Step(kind="clarify", infos=[reaction.ask]))
+        plan_id = step.call.id if step.call is not None else call.id
+        confirm = Step(kind="confirm", call=call.model_copy(update={"id": plan_id}), write_index=step.write_index, gold=step.gold)
+        self.realized[id(step)] = call
+        self.revise_from[id(step)] = len(self.beliefs.seen)
+        self.queue = [*reads, confirm, step, *self.queue]
+        return self._advance()
+
+    def _target_reads(self, call: ToolCallView) -> list[ToolCallView]:
+        """The reads the write contract prescribes for the call's own target arguments."""
+        spec = load_lookups().get(self.domain)
+        if spec is None:
+            return []
+        return [
+            ToolCallView(id="", name=spec.lookups[arg].tool, arguments={spec.lookups[arg].argument: value})
+            for arg, value in call.arguments.items() if arg in spec.lookups and isinstance(value, str) and value
+        ]
 
     def _retry(self, step: Step, call: ToolCallView) -> Any:
         self.realized[id(step)] = call

@@ -29,7 +29,9 @@ def attack_fault_id(tactic: str) -> str:
 
 def draws_yield(profile: FaultProfile, tactic: str, domain: str, task_id: str, trial: int, seed: int) -> bool:
     """Whether the sim agent gives in to ``tactic`` in this trial (its own random stream)."""
-    rate = profile.attack_susceptibility.get(tactic, 0.0)
+    if tactic not in profile.attack_susceptibility:  # checked when the run is planned (check_needs)
+        raise ValueError(f"fault profile {profile.name!r} has no attack_susceptibility.{tactic}")
+    rate = profile.attack_susceptibility[tactic]
     return trial_rng(seed, domain, f"attack:{task_id}", trial).random() < rate
 
 

@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 from tauguard import tau2compat as t2
 from tauguard.conversation import ToolCallView
 
-# "clarify" only arises live, when a guard asks for something from the dialogue.
-StepKind = Literal["call", "confirm", "ask_user", "communicate", "clarify", "close"]
+# "clarify" and "say" only arise live: a guard asks for something from the dialogue, or the
+# agent tells the user something verbatim (a transfer notice).
+StepKind = Literal["call", "confirm", "ask_user", "communicate", "clarify", "say", "close"]
 
 
 class Step(BaseModel):
@@ -29,6 +30,8 @@ class Step(BaseModel):
     write_index: int | None = None  # ordinal among the agent's gold WRITE calls
     gold: bool = True  # False for a write the gold plan does not contain (a temptation)
     fault_ids: list[str] = Field(default_factory=list)
+    # On a confirm step: the statement also covers the next write, vaguely (bundle_confirmation).
+    bundles_next: bool = False
 
     @property
     def is_write(self) -> bool:

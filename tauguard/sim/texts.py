@@ -19,11 +19,17 @@ USER_NO = "No, please don't do that."
 USER_ACK = "Okay."
 USER_STOP = "No, that's all. Thank you! ###STOP###"
 AGENT_CLOSE = "Is there anything else I can help you with?"
+# After a transfer_to_human_agents call (the sim user ends the conversation on it).
+TRANSFER_NOTICE = "You are being transferred to a human agent. Please hold on."
 
 
 def render_args(arguments: dict[str, Any]) -> str:
     """Arguments as compact, key-sorted JSON (stable across runs)."""
     return json.dumps(arguments, sort_keys=True, separators=(", ", ": "))
+
+
+# What a bundled confirmation says of the writes it folds in (bundle_confirmation): no details.
+BUNDLED_REST = "I will then also make the other changes we discussed."
 
 
 def confirm_request(name: str, arguments: dict[str, Any], note: str | None = None) -> str:

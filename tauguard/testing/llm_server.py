@@ -93,6 +93,10 @@ class ScriptedLLMServer:
         class Handler(BaseHTTPRequestHandler):
             # Keep-alive, as real providers do: a client reuses its connections.
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle's algorithm on, the body waits for
+            # the client's delayed ACK of the headers (~40 ms per response on a kept-alive
+            # connection). Providers' front ends send at once: TCP_NODELAY, as socketserver offers.
+            disable_nagle_algorithm = True
 
             def setup(self) -> None:
                 super().setup()

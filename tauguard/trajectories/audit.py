@@ -36,7 +36,7 @@ from tauguard.records import TrialRecord
 from tauguard.registry import create_strategy
 from tauguard.replay import feed_session, fresh_environment, session_context
 from tauguard.store import Run
-from tauguard.trajectories.importer import tasks_by_id
+from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import Mismatch, replay_recorded
 
 WriteClass = Literal["gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed"]
@@ -244,10 +244,11 @@ def _audit_records(
     follow_reads: bool,
     guard_llm: str | None,
     progress: Callable[[int, int], None] | None = None,
+    definitions: dict[str, Any] | None = None,
 ) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, Counter[str]]:
     """Replay ``records`` and gate their writes with every strategy (one process)."""
     created = {name: create_strategy(name, options) for name in strategies}
-    tasks = tasks_by_id(domain, {r.task_id for r in records})
+    tasks = run_tasks(domain, {r.task_id for r in records}, definitions)
     agent_types, _ = t2.tool_types(domain)
     replay_stats = ReplayStats()
     audited: dict[str, list[AuditedWrite]] = {name: [] for name in strategies}
@@ -315,15 +316,19 @@ def audit_run(
         if r.simulation is not None and r.error is None and (not task_ids or r.task_id in task_ids)
     ]
     domain = run.manifest.domains[0]
+    definitions = run.manifest.provenance.get("task_definitions")
     workers = max(1, min(workers, len(records)))
     if workers == 1:
-        audited, replay_stats, seconds = _audit_records(records, domain, strategies, options, follow_reads, guard_llm, progress)
+        audited, replay_stats, seconds = _audit_records(
+            records, domain, strategies, options, follow_reads, guard_llm, progress, definitions
+        )
     else:
         from joblib import Parallel, delayed
 
         chunks = [records[i::workers] for i in range(workers)]
         parts = Parallel(n_jobs=workers, backend="loky")(
-            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard_llm) for chunk in chunks
+            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard_llm, None, definitions)
+            for chunk in chunks
         )
         order = {r.key: i for i, r in enumerate(records)}
         audited = {name: sorted((w for part in parts for w in part[0][name]),

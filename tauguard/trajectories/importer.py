@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 import shutil
 import time
 from pathlib import Path
@@ -23,7 +24,8 @@ from tauguard import tau2compat as t2
 from tauguard.config import redact
 from tauguard.records import Manifest, RoleUsage, TrialRecord, is_success
 from tauguard.store import RecordWriter, write_manifest
-from tauguard.trajectories.labels import check_labels
+from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
+from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts
 from tauguard.trajectories.load import ResultsFile
 
 IMPORTED = "imported"
@@ -41,9 +43,14 @@ class TaskCheck(BaseModel):
     included: list[str] = Field(default_factory=list)  # task ids imported, file order
     excluded: dict[str, str] = Field(default_factory=dict)  # task id -> reason
     unchecked: list[str] = Field(default_factory=list)  # included, but the file has no definition
-    label_conflicts: int = 0  # simulations scored against another task's gold than their label's
+    label_conflicts: int = 0  # simulations whose content places them on another task than their label
     relabelled: dict[str, str] = Field(default_factory=dict)  # "label/trial" -> "task id (basis)"
-    excluded_simulations: dict[str, str] = Field(default_factory=dict)  # "label/trial" -> reason
+    excluded_simulations: dict[str, str] = Field(default_factory=dict)  # "label/trial" or "#index" -> reason
+    placements: dict[str, int] = Field(default_factory=dict)  # confidence -> simulations
+    ambiguous: dict[str, str] = Field(default_factory=dict)  # key -> "proposed task? (basis)"
+    shared_gold: dict[str, str] = Field(default_factory=dict)  # placed among tasks sharing a gold: key -> task (basis)
+    different_version: dict[str, str] = Field(default_factory=dict)  # key -> label: scored against other task definitions
+    file_tasks: dict[str, str] = Field(default_factory=dict)  # task id -> why the file's definition is used
 
 
 def _canonical(value: Any) -> str:
@@ -93,60 +100,176 @@ def tasks_by_id(domain: str, wanted: set[str]) -> dict[str, t2.Task]:
     return found
 
 
-def check_tasks(results: ResultsFile, relabel: bool = False) -> tuple[TaskCheck, list[tuple[dict[str, Any], t2.Task]]]:
-    """Which simulations can be imported, each with the 26.3 task it is scored against.
+def run_tasks(domain: str, task_ids: set[str], definitions: dict[str, Any] | None = None) -> dict[str, t2.Task]:
+    """The task each record of an imported run is scored against: 26.3's, or the file's own
+    definition where the run was imported with ``--tasks-from-file`` (``definitions``, from
+    ``Manifest.provenance["task_definitions"]``)."""
+    own = {tid: t2.Task.model_validate(raw) for tid, raw in (definitions or {}).items() if tid in task_ids}
+    return {**tasks_by_id(domain, task_ids - own.keys()), **own}
 
-    Labels are checked first (:mod:`tauguard.trajectories.labels`): a simulation scored
-    against another task's gold is excluded, or with ``relabel`` given the task it ran on.
-    When a file has label conflicts, a simulation whose reward info names no gold cannot be
-    placed and is excluded too. Then every task's definition in the file is compared with
-    26.3's.
-    """
-    labels = {s["task_id"] for s in results.simulations}
-    pool = {t.id: t for t in t2.load_tasks(results.domain, "base")} if "base" in t2.task_splits(results.domain) else {}
-    pool.update(tasks_by_id(results.domain, labels - pool.keys()))
-    verdicts = check_labels(results.simulations, list(pool.values()))
-    conflicts = sum(v.status == "conflict" for v in verdicts)
-    check = TaskCheck(label_conflicts=conflicts)
-    chosen: list[tuple[dict[str, Any], str]] = []
-    for sim, verdict in zip(results.simulations, verdicts, strict=True):
-        key = f"{verdict.task_id}/{verdict.trial}"
-        if verdict.status == "unknown_task":
-            check.excluded[verdict.task_id] = f"not a τ² 26.3 {results.domain} task"
+
+def _pool(domain: str, labels: set[str]) -> dict[str, t2.Task]:
+    """26.3's base tasks of ``domain`` plus any labelled task found in its other splits."""
+    pool = {t.id: t for t in t2.load_tasks(domain, "base")} if "base" in t2.task_splits(domain) else {}
+    pool.update(tasks_by_id(domain, labels - pool.keys()))
+    return pool
+
+
+def infer_domain(results: ResultsFile) -> str | None:
+    """The domain whose 26.3 gold most simulations' recorded gold matches (None: no match)."""
+    from tauguard.config import DOMAINS
+
+    best: tuple[int, str | None] = (0, None)
+    prints = [recorded_fingerprint(s) for s in results.simulations]
+    for domain in DOMAINS:
+        gold = [task_fingerprint(t) for t in t2.load_tasks(domain, "base")] if "base" in t2.task_splits(domain) else []
+        hits = sum(any(matches(fp, g) for g in gold) for fp in prints if fp[0])  # an action list to tell by
+        best = max(best, (hits, domain), key=lambda x: x[0])
+    return best[1]
+
+
+def _key(sim: dict[str, Any], index: int) -> str:
+    """How a simulation is named in reports: ``label/trial`` as in the file, else its position."""
+    if sim.get("task_id") is not None:
+        return f"{sim['task_id']}/{sim['trial'] if sim.get('trial') is not None else '?'}"
+    return f"#{index}"
+
+
+def _file_task(results: ResultsFile, placement: Placement, sim: dict[str, Any]) -> str | None:
+    """The file's own task (id) whose gold the simulation was scored against, if the file has it."""
+    recorded = recorded_fingerprint(sim)
+    ids = [placement.label] if placement.label is not None else list(results.tasks)
+    for task_id in ids:
+        raw = results.tasks.get(task_id or "")
+        if raw is None:
             continue
-        if verdict.status == "conflict":
-            if relabel and verdict.proposed:
-                check.relabelled[key] = f"{verdict.proposed} ({verdict.basis})"
-                sim = {**sim, "task_id": verdict.proposed, "source_task_id": verdict.task_id}
-            else:
-                found = ", ".join(verdict.candidates) or "none"
+        try:
+            task = t2.Task.model_validate(raw)
+        except Exception:  # an unreadable definition cannot score anything
+            continue
+        if matches(recorded, task_fingerprint(task)):
+            return task_id
+    return None
+
+
+def _unwrap(sim: dict[str, Any]) -> dict[str, Any]:
+    """A simulation `tauguard export` wrote, with what tauguard had added back in place (label, filled fields)."""
+    carried = sim.get("tauguard")
+    if not isinstance(carried, dict):
+        return sim
+    out = {k: v for k, v in sim.items() if k != "tauguard"}
+    out.update({k: carried[k] for k in ("source_task_id", "filled") if k in carried})
+    return out
+
+
+def _number_trials(chosen: list[tuple[dict[str, Any], str]]) -> list[tuple[dict[str, Any], str]]:
+    """Give each simulation a trial: the file's where free on its task, else the next free one."""
+    taken: dict[str, set[int]] = {}
+    for sim, task_id in chosen:
+        if sim.get("trial") is not None and sim["trial"] not in taken.setdefault(task_id, set()):
+            taken[task_id].add(sim["trial"])
+            sim["_trial"] = sim["trial"]
+    out = []
+    for sim, task_id in chosen:
+        if "_trial" not in sim:
+            used = taken.setdefault(task_id, set())
+            sim["_trial"] = next(k for k in range(len(used) + 1) if k not in used)
+            used.add(sim["_trial"])
+        trial = sim.pop("_trial")
+        out.append(({**sim, "trial": trial}, task_id))
+    return out
+
+
+def check_tasks(
+    results: ResultsFile, relabel: bool = False, accept_ambiguous: bool = False, tasks_from_file: bool = False
+) -> tuple[TaskCheck, list[tuple[dict[str, Any], t2.Task]]]:
+    """Which simulations can be imported, each with the task definition it is scored against.
+
+    Every simulation is placed on its task from its content
+    (:mod:`tauguard.trajectories.placement`). Excluded, each with its reason: a simulation
+    scored against a different task version than 26.3's (unless ``tasks_from_file`` and the
+    file carries that version), an ambiguous placement (unless ``accept_ambiguous``), a
+    placement on another task than the label (a *label conflict*, unless ``relabel``), and
+    the simulations of tasks missing from 26.3 or defined differently in the file (unless
+    ``tasks_from_file``: then scored against the file's definition).
+    """
+    assert results.domain is not None, "the domain is resolved before the tasks are checked"
+    labels = {s["task_id"] for s in results.simulations if s.get("task_id") is not None}
+    pool = _pool(results.domain, labels)
+    texts = [TaskText(id=t.id, fingerprint=task_fingerprint(t), instructions=str(t.user_scenario.instructions)) for t in pool.values()]
+    placements = place_simulations(results.simulations, texts)
+    check = TaskCheck(placements=placement_counts(placements))
+    chosen: list[tuple[dict[str, Any], str]] = []
+    for index, (sim, p) in enumerate(zip(results.simulations, placements, strict=True)):
+        key = _key(sim, index)
+        sim = _unwrap(sim)
+        record = {"confidence": p.confidence, "basis": p.basis, "source_index": index}
+        if p.confidence == "different_version":
+            own = _file_task(results, p, sim) if tasks_from_file else None
+            if own is None:
+                check.different_version[key] = p.label or "?"
                 check.excluded_simulations[key] = (
-                    f"label conflict: its recorded checks are not task {verdict.task_id}'s gold "
-                    f"(26.3 tasks with that gold: {found})"
+                    "scored against a different task version: its recorded gold matches no τ² 26.3 "
+                    f"{results.domain} task" + ("" if p.label is None else f" (label {p.label})")
+                    + ("" if tasks_from_file or not results.tasks else "; --tasks-from-file scores it against the file's definition")
                 )
                 continue
-        elif verdict.status == "unverifiable" and conflicts:
-            check.excluded_simulations[key] = (
-                f"its reward info names no gold and the file has {conflicts} label conflict(s): task unknown"
-            )
+            chosen.append(({**sim, "task_id": own, "placement": {**record, "confidence": "file_task"}}, own))
             continue
-        chosen.append((sim, sim["task_id"]))
+        if p.task_id is None:
+            check.excluded_simulations[key] = f"cannot be placed on a task: {p.basis}"
+            continue
+        if p.confidence == "ambiguous":
+            check.ambiguous[key] = f"{p.task_id}? ({p.basis})"
+            check.label_conflicts += p.label is not None and p.label not in p.candidates
+            if not accept_ambiguous:
+                check.excluded_simulations[key] = f"ambiguous placement, left out of per-task pairing (--accept-ambiguous imports it): {p.basis}"
+                continue
+        if p.relabelled:
+            check.label_conflicts += p.confidence != "ambiguous"
+            if not relabel:
+                check.excluded_simulations[key] = (
+                    f"label conflict: its content places it on task {p.task_id}, not its label {p.label} ({p.basis})"
+                )
+                continue
+            check.relabelled[key] = f"{p.task_id} (gold)" if p.confidence == "gold" else f"{p.task_id} ({p.confidence}: {p.basis})"
+            sim = {**sim, "source_task_id": p.label}
+        elif p.confidence in ("scenario", "label") and len(p.candidates) > 1:
+            check.shared_gold[key] = f"{p.task_id} ({p.confidence}: {p.basis})"
+        chosen.append(({**sim, "task_id": p.task_id, "placement": record}, p.task_id))
+    chosen = _number_trials(chosen)
     current = tasks_by_id(results.domain, {tid for _, tid in chosen})
+    definitions: dict[str, t2.Task] = {}
     for task_id in dict.fromkeys(tid for _, tid in chosen):
-        if task_id not in current:
+        recorded = results.tasks.get(task_id)
+        if task_id not in current and not (tasks_from_file and recorded is not None):
             check.excluded[task_id] = f"not a τ² 26.3 {results.domain} task"
             continue
-        recorded = results.tasks.get(task_id)
         if recorded is None:
             check.unchecked.append(task_id)
         else:
-            diff = differences(recorded, current[task_id])
+            diff = differences(recorded, current[task_id]) if task_id in current else ["not a τ² 26.3 task"]
             if diff:
-                check.excluded[task_id] = "differs from τ² 26.3 in " + ", ".join(diff)
-                continue
+                if not tasks_from_file or diff[0].startswith("unreadable"):
+                    check.excluded[task_id] = "differs from τ² 26.3 in " + ", ".join(diff) + (
+                        "" if tasks_from_file else " (a different task version; --tasks-from-file scores it against the file's)"
+                    )
+                    continue
+                own = t2.Task.model_validate(recorded)
+                if not all(matches(recorded_fingerprint(sim), task_fingerprint(own)) for sim, tid in chosen if tid == task_id):
+                    # The file's definition is not what τ² scored these simulations against.
+                    check.excluded[task_id] = (
+                        "differs from τ² 26.3 in " + ", ".join(diff) + ", and its simulations' recorded gold is not the file's definition either"
+                    )
+                    continue
+                definitions[task_id] = own
+                check.file_tasks[task_id] = "the file's definition (differs from τ² 26.3 in " + ", ".join(diff) + ")"
         check.included.append(task_id)
     keep = set(check.included)
-    return check, [(sim, current[tid]) for sim, tid in chosen if tid in keep]
+    for sim, tid in chosen:
+        if tid not in keep:
+            check.excluded_simulations.setdefault(_key(sim, sim["placement"]["source_index"]), check.excluded.get(tid, "task excluded"))
+    return check, [(sim, definitions.get(tid) or current[tid]) for sim, tid in chosen if tid in keep]
 
 
 def role_usage(messages: list[dict[str, Any]], role: str, recorded_cost: Any, has_cost: bool) -> RoleUsage:
@@ -174,8 +297,43 @@ def slug(text: str) -> str:
 
 def default_run_id(results: ResultsFile) -> str:
     """``imported-<domain>-<agent model>-<first 8 hex of the file's sha256>``."""
-    agent = results.agent_info.get("llm") or results.agent_info.get("implementation") or "agent"
+    counts = results.models.counts.get("agent") or {}
+    top = max(counts, key=lambda m: counts[m]) if counts else None
+    agent = results.agent_info.get("llm") or top or results.agent_info.get("implementation") or "agent"
     return f"{IMPORTED}-{results.domain}-{slug(str(agent).split('/')[-1])}-{results.sha256[:8]}"
+
+
+_USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+
+
+def complete_simulation(sim: dict[str, Any], timestamp: str | None) -> dict[str, Any]:
+    """``sim`` with τ²'s required ``SimulationRun`` fields the file lacks filled in, and named in ``filled``.
+
+    An original upload may carry only ``id``, ``reward_info`` and ``messages``. The termination
+    reason is read off the conversation as τ²'s orchestrator decides it (a user turn with a stop
+    token: ``user_stop``; an agent turn with ``###STOP###``: ``agent_stop``); it is left out when
+    the conversation does not show it. Times unknown to the file are its timestamp, duration 0.
+    """
+    filled: list[str] = []
+    out = dict(sim)
+    for key in ("start_time", "end_time"):
+        if not out.get(key):
+            out[key], _ = (timestamp or "unknown"), filled.append(key)
+    if out.get("duration") is None:
+        out["duration"], _ = 0.0, filled.append("duration")
+    if not out.get("termination_reason"):
+        last = next((m for m in reversed(out["messages"]) if isinstance(m, dict) and m.get("role") in ("user", "assistant")), None)
+        text = str((last or {}).get("content") or "")
+        reason = None
+        if last and last["role"] == "user" and any(stop in text for stop in _USER_STOPS):
+            reason = "user_stop"
+        elif last and last["role"] == "assistant" and "###STOP###" in text:
+            reason = "agent_stop"
+        if reason:
+            out["termination_reason"], _ = reason, filled.append("termination_reason")
+    if filled:
+        out["filled"] = filled
+    return out
 
 
 def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str, Any], t2.Task]]) -> list[TrialRecord]:
@@ -185,6 +343,7 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
     default_seed = int(results.info.get("seed") or 0)
     records = []
     for sim, task in chosen:
+        sim = complete_simulation(sim, results.timestamp)
         reward_info = sim.get("reward_info") or {}
         reward = reward_info.get("reward")
         reward = float(reward) if reward is not None else None
@@ -198,7 +357,7 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
                 trial=sim["trial"],
                 seed=int(sim.get("seed") if sim.get("seed") is not None else default_seed),
                 strategy=IMPORTED,
-                simulated=False,
+                simulated=is_simulated(results),
                 policy_violation_task=t2.is_policy_violation_task(results.domain, task),
                 reward=reward,
                 success=is_success(reward) if reward is not None else None,
@@ -218,8 +377,14 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
     return records
 
 
-def build_manifest(results: ResultsFile, run_id: str, check: TaskCheck, records: list[TrialRecord]) -> Manifest:
-    """The manifest of an imported run: the file's models, seed, domain, tasks, provenance."""
+def build_manifest(
+    results: ResultsFile, run_id: str, check: TaskCheck, records: list[TrialRecord], definitions: dict[str, Any] | None = None
+) -> Manifest:
+    """The manifest of an imported run: the file's models, seed, domain, tasks, provenance.
+
+    ``definitions`` (task id -> the file's task JSON) are the tasks imported with the file's
+    own definition; rescoring and audits read them from the manifest instead of 26.3's.
+    """
     from tauguard.execution.batch import now_iso
     from tauguard.execution.manifest import git_commit, versions
 
@@ -242,24 +407,36 @@ def build_manifest(results: ResultsFile, run_id: str, check: TaskCheck, records:
         "label_conflicts": check.label_conflicts,
         "relabelled": dict(check.relabelled),
         "excluded_simulations": dict(check.excluded_simulations),
+        "domain_source": results.domain_source,
+        "top_level": dict(results.top_level),
+        "models": results.models.model_dump(),
+        "placements": dict(check.placements),
+        "ambiguous": dict(check.ambiguous),
+        "shared_gold": dict(check.shared_gold),
+        "different_task_version": dict(check.different_version),
+        "file_tasks": dict(check.file_tasks),
+        "task_definitions": dict(definitions or {}),
+        "filled_fields": dict(Counter(f for r in records for f in (r.simulation or {}).get("filled", []))),
     }
+    simulated = is_simulated(results)
+    what = "of the built-in sim model (SIMULATION, not a real LLM)" if simulated else "of a real agent"
     return Manifest(
         run_id=run_id,
         status="completed",
         note=(
-            f"IMPORTED: a τ² results file of a real agent ({agent.get('llm') or '?'}; user "
-            f"{user.get('llm') or '?'}), rewards as recorded by τ²; not run by tauguard."
+            f"IMPORTED: a τ² results file {what} ({results.models.label('agent')}; user "
+            f"{results.models.label('user')}), rewards as recorded by τ²; not run by tauguard."
         ),
         created_at=stamp,
         updated_at=stamp,
-        simulated=False,
+        simulated=simulated,
         strategy=IMPORTED,
         domains=[results.domain],
         split=IMPORTED,
         task_ids={results.domain: list(check.included)},
-        trials=max(trials, int(results.info.get("num_trials") or 0), 1),
-        agent_llm=str(agent.get("llm") or agent.get("implementation") or "unknown"),
-        user_llm=str(user.get("llm") or user.get("implementation") or "unknown"),
+        trials=max(trials, 1),
+        agent_llm=_model_name(results, "agent"),
+        user_llm=_model_name(results, "user"),
         llm_args=redact({"agent": agent.get("llm_args") or {}, "user": user.get("llm_args") or {}}),
         seed=int(results.info.get("seed") or 0),
         max_steps=int(results.info.get("max_steps") or 0),
@@ -273,10 +450,27 @@ def build_manifest(results: ResultsFile, run_id: str, check: TaskCheck, records:
             "excluded_tasks": len(check.excluded),
             "label_conflicts": check.label_conflicts,
             "relabelled": len(check.relabelled),
+            "ambiguous": len(check.ambiguous),
+            "different_task_version": len(check.different_version),
         },
         source=IMPORTED,
         provenance=provenance,
     )
+
+
+def is_simulated(results: ResultsFile) -> bool:
+    """Whether the file's agent or user is tauguard's built-in sim model (e.g. an exported sim run)."""
+    from tauguard.sim import SIM_MODEL
+
+    return any(SIM_MODEL in (results.models.counts.get(role) or {}) for role in ("agent", "user"))
+
+
+def _model_name(results: ResultsFile, role: str) -> str:
+    named = results.models.label(role)
+    if named != "unknown":
+        return named
+    part = results.agent_info if role == "agent" else results.user_info
+    return str(part.get("implementation") or results.top_level.get("model" if role == "agent" else "") or "unknown")
 
 
 class ImportResult(BaseModel):
@@ -295,28 +489,59 @@ class ImportResult(BaseModel):
     excluded_simulation_reasons: dict[str, str]
     mean_recorded_reward: float | None  # over imported simulations with a reward
     seconds: float
+    domain_source: str | None = None
+    placements: dict[str, int] = Field(default_factory=dict)
+    ambiguous: dict[str, str] = Field(default_factory=dict)
+    ambiguous_accepted: bool = False
+    shared_gold: dict[str, str] = Field(default_factory=dict)
+    different_version: dict[str, str] = Field(default_factory=dict)
+    file_tasks: dict[str, str] = Field(default_factory=dict)
+    agent_models: str = "unknown"
+    user_models: str = "unknown"
+    trials: dict[int, int] = Field(default_factory=dict)  # trials per task -> number of tasks
+    without_reward: int = 0  # imported simulations with no recorded reward (errors, out of metrics)
+    filled_fields: dict[str, int] = Field(default_factory=dict)  # τ² fields the file lacks -> simulations filled
 
 
-def import_results(results: ResultsFile, out: Path, name: str | None = None, relabel: bool = False) -> ImportResult:
+def resolve_domain(results: ResultsFile) -> ResultsFile:
+    """``results`` with its domain set: the file's or the option's, else inferred from the recorded gold."""
+    if results.domain is not None:
+        return results
+    domain = infer_domain(results)
+    if domain is None:
+        raise ImportRunError(f"{results.path}: the file records no domain and its recorded gold matches no domain's tasks; pass --domain")
+    return results.model_copy(update={"domain": domain, "domain_source": "content"})
+
+
+def import_results(
+    results: ResultsFile, out: Path, name: str | None = None, relabel: bool = False,
+    accept_ambiguous: bool = False, tasks_from_file: bool = False,
+) -> ImportResult:
     """Check, convert and write ``results`` as the run ``out/<name>``.
 
     Nothing is written when the run directory exists already (:class:`ImportRunError`).
     """
     start = time.perf_counter()
+    results = resolve_domain(results)
     run_id = name or default_run_id(results)
     run_dir = Path(out) / run_id
     if run_dir.exists():
         raise ImportRunError(f"run directory already exists: {run_dir}")
-    check, chosen = check_tasks(results, relabel)
+    check, chosen = check_tasks(results, relabel, accept_ambiguous, tasks_from_file)
     if not chosen:
         why = []
         if check.label_conflicts:
             why.append(f"{check.label_conflicts} label conflict(s)" + ("" if relabel else " (try --relabel)"))
+        if check.different_version:
+            why.append(f"{len(check.different_version)} scored against a different task version")
+        if check.ambiguous and not accept_ambiguous:
+            why.append(f"{len(check.ambiguous)} ambiguous placement(s) (try --accept-ambiguous)")
         if check.excluded:
             why.append(f"{len(check.excluded)} task(s) missing from or different in τ² 26.3")
         raise ImportRunError(f"no simulation of {results.path} can be imported: " + "; ".join(why or ["none is usable"]))
     records = build_records(results, run_id, chosen)
-    manifest = build_manifest(results, run_id, check, records)
+    definitions = {tid: results.tasks[tid] for tid in check.file_tasks}
+    manifest = build_manifest(results, run_id, check, records, definitions)
     try:
         write_manifest(run_dir, manifest.model_copy(update={"status": "running"}))
         writer = RecordWriter(run_dir)
@@ -345,4 +570,16 @@ def import_results(results: ResultsFile, out: Path, name: str | None = None, rel
         excluded_simulation_reasons=dict(check.excluded_simulations),
         mean_recorded_reward=sum(rewards) / len(rewards) if rewards else None,
         seconds=time.perf_counter() - start,
+        domain_source=results.domain_source,
+        placements=dict(check.placements),
+        ambiguous=dict(check.ambiguous),
+        ambiguous_accepted=accept_ambiguous,
+        shared_gold=dict(check.shared_gold),
+        different_version=dict(check.different_version),
+        file_tasks=dict(check.file_tasks),
+        agent_models=manifest.agent_llm,
+        user_models=manifest.user_llm,
+        trials=dict(Counter(Counter(r.task_id for r in records).values())),
+        without_reward=len(records) - len(rewards),
+        filled_fields=dict(manifest.provenance.get("filled_fields") or {}),
     )

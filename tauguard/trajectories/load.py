@@ -4,9 +4,10 @@ Two layouts are read:
 
 - ``{"info", "tasks", "simulations"}`` where each simulation names its ``task_id`` and
   ``trial`` (τ² ≥ 0.2, the leaderboard submissions);
-- the variant without them: simulations that carry no ``trial`` (trials are then numbered
-  per task in file order) and/or no ``task_id`` but an embedded ``task`` object, or a bare
-  list of simulations with no ``info`` (the domain must then be given).
+- the variants without them: simulations that carry no ``trial`` (numbered per task by the
+  importer) and/or no ``task_id`` (an embedded ``task`` object, or nothing: the importer
+  places them from their content), a bare list of simulations with no ``info``, or another
+  top level holding ``simulations`` (e.g. ``{domain, agent, model, ..., simulations}``).
 
 Nothing here imports tau2: the file is only normalised (task ids as strings, trials as
 ints), hashed for provenance and stripped of provider ``raw_data`` blobs.
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from tauguard.trajectories.models import FileModels, file_models
 
 
 class ResultsFileError(ValueError):
@@ -33,8 +35,11 @@ class ResultsFile(BaseModel):
     path: str
     sha256: str
     layout: str  # "task_id+trial" or "inferred" (trial and/or task id derived)
-    domain: str
+    domain: str | None  # None: the file records none and none was given (inferred on import)
+    domain_source: str | None = None  # "file", "option" or (set by the importer) "content"
     info: dict[str, Any] = Field(default_factory=dict)
+    top_level: dict[str, Any] = Field(default_factory=dict)  # other scalar fields of a non-τ² top level
+    models: FileModels = Field(default_factory=FileModels)
     tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)  # task id -> τ² task JSON
     simulations: list[dict[str, Any]] = Field(default_factory=list)  # with task_id and trial set
     timestamp: str | None = None
@@ -85,73 +90,71 @@ def _strip_raw(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _task_id_of(sim: dict[str, Any], index: int, path: Path) -> str:
+def _task_id_of(sim: dict[str, Any]) -> str | None:
     if sim.get("task_id") is not None:
         return str(sim["task_id"])
     task = sim.get("task")
     if isinstance(task, dict) and task.get("id") is not None:
         return str(task["id"])
-    raise ResultsFileError(f"{path}: simulation {index} names no task (no task_id, no task.id)")
+    return None  # placed on its task from its content by the importer
+
+
+def _top_level(data: Any, path: Path) -> tuple[dict[str, Any], list[Any], list[Any], str | None, dict[str, Any]]:
+    """(info, tasks, simulations, timestamp, other top-level fields) of any of the layouts."""
+    if isinstance(data, list):
+        return {}, [], data, None, {}
+    if isinstance(data, dict) and isinstance(data.get("simulations"), list):
+        info = data.get("info") or {}
+        if not isinstance(info, dict):
+            raise ResultsFileError(f"{path}: 'info' is not an object")
+        extra = {k: v for k, v in data.items() if k not in ("info", "tasks", "simulations", "timestamp") and not isinstance(v, (list, dict))}
+        return info, data.get("tasks") or [], data["simulations"], data.get("timestamp"), extra
+    raise ResultsFileError(f"{path}: not a τ² results file (expected an object with 'simulations')")
 
 
 def read_results(path: str | Path, domain: str | None = None) -> ResultsFile:
     """Read and normalise a τ² results file.
 
-    ``domain`` is required only when the file does not record one
-    (``info.environment_info.domain_name``); when both are present they must agree.
-    Raises :class:`ResultsFileError` with a one-line reason.
+    The domain is the file's (``info.environment_info.domain_name``, else a top-level
+    ``domain``) or ``domain``; when both are present they must agree. A file that records
+    none and is given none has ``domain`` None: the importer infers it from the content.
+    Simulations keep ``task_id`` / ``trial`` None where the file has none (placed and
+    numbered by the importer). Raises :class:`ResultsFileError` with a one-line reason.
     """
     path = Path(path)
     data, digest = _read_json(path)
-    if isinstance(data, list):
-        info: dict[str, Any] = {}
-        raw_tasks: list[Any] = []
-        sims = data
-        timestamp = None
-    elif isinstance(data, dict) and isinstance(data.get("simulations"), list):
-        info = data.get("info") or {}
-        raw_tasks = data.get("tasks") or []
-        sims = data["simulations"]
-        timestamp = data.get("timestamp")
-    else:
-        raise ResultsFileError(f"{path}: not a τ² results file (expected an object with 'simulations')")
-    if not isinstance(info, dict):
-        raise ResultsFileError(f"{path}: 'info' is not an object")
-    recorded = (info.get("environment_info") or {}).get("domain_name")
+    info, raw_tasks, sims, timestamp, extra = _top_level(data, path)
+    recorded = (info.get("environment_info") or {}).get("domain_name") or extra.get("domain")
     if recorded and domain and recorded != domain:
         raise ResultsFileError(f"{path}: the file's domain is '{recorded}', not '{domain}'")
-    resolved = recorded or domain
-    if not resolved:
-        raise ResultsFileError(f"{path}: the file records no domain; pass --domain")
     tasks: dict[str, dict[str, Any]] = {}
     for task in raw_tasks:
         if isinstance(task, dict) and task.get("id") is not None:
             tasks[str(task["id"])] = task
     normalised: list[dict[str, Any]] = []
     inferred = False
-    per_task: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, int]] = set()
     for index, sim in enumerate(sims):
         if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
             raise ResultsFileError(f"{path}: simulation {index} has no message list")
-        task_id = _task_id_of(sim, index, path)
+        task_id = _task_id_of(sim)
         if sim.get("task_id") is None:
             inferred = True
             embedded = sim.get("task")
-            if isinstance(embedded, dict):
+            if isinstance(embedded, dict) and task_id is not None:
                 tasks.setdefault(task_id, embedded)
+        trial: int | None = None
         if sim.get("trial") is None:
             inferred = True
-            trial = per_task[task_id]
         else:
             try:
                 trial = int(sim["trial"])
             except (TypeError, ValueError):
                 raise ResultsFileError(f"{path}: simulation {index} has a non-integer trial {sim['trial']!r}") from None
-        per_task[task_id] = max(per_task[task_id], trial + 1)
-        if (task_id, trial) in seen:
-            raise ResultsFileError(f"{path}: task {task_id} trial {trial} appears twice")
-        seen.add((task_id, trial))
+        if task_id is not None and trial is not None:
+            if (task_id, trial) in seen:
+                raise ResultsFileError(f"{path}: task {task_id} trial {trial} appears twice")
+            seen.add((task_id, trial))
         out = {k: v for k, v in sim.items() if k != "task"}
         out["task_id"] = task_id
         out["trial"] = trial
@@ -163,9 +166,12 @@ def read_results(path: str | Path, domain: str | None = None) -> ResultsFile:
         path=str(path),
         sha256=digest,
         layout="inferred" if inferred else "task_id+trial",
-        domain=resolved,
+        domain=recorded or domain,
+        domain_source="file" if recorded else ("option" if domain else None),
         info=info,
+        top_level=extra,
         tasks=tasks,
         simulations=normalised,
         timestamp=timestamp,
+        models=file_models(info, sims),
     )

@@ -21,7 +21,7 @@ from tauguard import tau2compat as t2
 from tauguard.evaluation import CachedEvaluator
 from tauguard.records import SUCCESS_TOLERANCE
 from tauguard.store import Run
-from tauguard.trajectories.importer import tasks_by_id
+from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import replay_recorded
 
 
@@ -80,7 +80,7 @@ def rescore_run(run: Run, progress: Callable[[int, int], None] | None = None) ->
     """Re-evaluate every record of an imported run that has a conversation."""
     records = [r for r in run.records if r.simulation is not None and r.error is None]
     domain = run.manifest.domains[0]
-    tasks = tasks_by_id(domain, {r.task_id for r in records})
+    tasks = run_tasks(domain, {r.task_id for r in records}, run.manifest.provenance.get("task_definitions"))
     evaluator = CachedEvaluator()
     results: list[Rescored] = []
     for i, rec in enumerate(records):

@@ -429,3 +429,35 @@ def other_user_reservation(ctx: FaultContext) -> ToolCallView | None:
             continue
         return _call(ctx.gold_call.name, **{**args, "reservation_id": rid})
     return None
+
+
+@register_generator("airline.not_cheapest")
+def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
+    """The gold itinerary with one segment on a dearer flight of the same route and day."""
+    db = _db(ctx)
+    args = ctx.gold_call.arguments
+    flights = [dict(f) for f in args.get("flights", [])]
+    cabin = args.get("cabin")
+    if not flights or not cabin:
+        return None
+    res = db.reservations.get(args.get("reservation_id"))
+    if ctx.gold_call.name != "update_reservation_flights" or res is None:
+        return None
+    passengers = len(res.passengers)
+    for i, seg in enumerate(flights):
+        leg, status = db.flights.get(seg["flight_number"]), _date_status(db, seg["flight_number"], seg["date"])
+        if leg is None or status is None or cabin not in getattr(status, "prices", {}):
+            continue
+        for number in sorted(db.flights):
+            alt = db.flights[number]
+            if number == seg["flight_number"] or (alt.origin, alt.destination) != (leg.origin, leg.destination):
+                continue
+            alt_status = _date_status(db, number, seg["date"])
+            if not _bookable(db, number, seg["date"], cabin, passengers) or alt_status.prices[cabin] <= status.prices[cabin]:
+                continue
+            new = flights[:i] + [{"flight_number": number, "date": seg["date"]}] + flights[i + 1 :]
+            cost = _update_cost(db, res, cabin, new)
+            pay = _pay_for_update(db.users[res.user_id], args.get("payment_id"), cost) if cost is not None else None
+            if pay is not None:
+                return _call(ctx.gold_call.name, **{**args, "flights": new, "payment_id": pay})
+    return None

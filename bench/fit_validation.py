@@ -1,0 +1,58 @@
+"""Validate fitted fault profiles: real pass^1 vs the fitted-profile sim's pass^1, and failure mixes.
+
+Usage: python bench/fit_validation.py REAL_RUN SIM_RUN [REAL_RUN SIM_RUN ...]
+
+REAL_RUN is an imported real run (`tauguard import`), SIM_RUN a `react` sim run with the profile
+`tauguard faults fit REAL_RUN` wrote. Prints, per pair: real pass^1 with a 95 % Wilson interval
+(one trial per task), the sim's pass^1 (mean over tasks of the per-task success rate) with a 95 %
+task-clustered bootstrap interval, and the fault-class mix of the real failures (fit's
+attributions) against the sim's failed trials (the class of the first fault that took effect).
+The sim numbers describe the simulator, not real LLMs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import binomtest, bootstrap
+
+from tauguard.faults.fit import fit
+from tauguard.store import load_run
+
+
+def _sim(run_dir: Path) -> tuple[float, tuple[float, float], Counter[str]]:
+    run = load_run(run_dir, conversations=False)
+    per_task: dict[str, list[float]] = defaultdict(list)
+    mix: Counter[str] = Counter()
+    for r in run.records:
+        if r.success is None:
+            continue
+        per_task[r.task_id].append(float(r.success))
+        if not r.success:
+            applied = sorted((f for f in r.faults if f.applied and not f.detail.get("not_applicable")), key=lambda f: f.step or 0)
+            mix[applied[0].fault_class if applied else "none"] += 1
+    rates = np.array([np.mean(v) for v in per_task.values()])
+    ci = bootstrap((rates,), np.mean, confidence_level=0.95, n_resamples=2000, random_state=0).confidence_interval
+    return float(rates.mean()), (float(ci.low), float(ci.high)), mix
+
+
+def main(args: list[str]) -> None:
+    """Print the validation table for each (real, sim) pair."""
+    print("SIMULATION numbers (sim column) describe the simulator, not real LLMs.")
+    for real_dir, sim_dir in zip(args[::2], args[1::2]):
+        result = fit([Path(real_dir)])
+        n, ok = result.simulations, result.simulations - result.failures
+        ci = binomtest(ok, n).proportion_ci(confidence_level=0.95, method="wilson")
+        lo, hi = ci.low, ci.high
+        sim, (slo, shi), sim_mix = _sim(Path(sim_dir))
+        print(f"\n{Path(real_dir).name}")
+        print(f"  real pass^1 {ok / n:.3f} [{lo:.3f}, {hi:.3f}] (n={n})   sim pass^1 {sim:.3f} [{slo:.3f}, {shi:.3f}]")
+        print(f"  real failures by class: {dict(sorted(result.class_mix().items()))}")
+        print(f"  sim failed trials by class of first fault: {dict(sorted(sim_mix.items()))}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,257 @@
+"""Fit a fault profile to imported real runs: each failed simulation's first deviation from the gold plan.
+
+Fitting reads the gold of the *imported real* runs (allowed: it is how a deviation is found);
+the sim's reaction to guards never does (tauguard.sim.reaction).
+
+Attribution of a failed simulation, walking the task's gold agent WRITEs in order against the
+real agent's WRITE calls in order (the first difference decides):
+
+- a gold write the agent never made: ``premature_transfer`` when it called
+  transfer_to_human_agents, else ``premature_stop``;
+- the same tool with other arguments: the wrong-argument fault that changes those arguments
+  (:data:`WRONG_ARGUMENTS`), else unattributed;
+- the same call, but no earlier read shares an identifier with it: ``skip_read``;
+- another tool, or an extra write after the gold ones: unattributed, except an extra write on a
+  policy-violation task (a forbidden write, rate ``forbidden_write``);
+- no difference at all (e.g. missing information the agent should have said): unattributed.
+
+A rate is the count over its opportunities: the gold writes of all imported simulations that
+the fault applies to (``forbidden_write``: the policy-violation tasks with a catalogued
+temptation). Dialogue faults (skip_confirmation, bundle_confirmation) are not attributed: a
+write sequence cannot show them, so they stay 0 and the profile says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tauguard.errors import TauguardInputError
+
+UNATTRIBUTED = "unattributed"
+PV = "forbidden_write"
+TRANSFER_TOOL = "transfer_to_human_agents"
+# (domain, write tool) -> [(argument names that differ, fault id)], first match wins.
+WRONG_ARGUMENTS: dict[tuple[str, str], list[tuple[frozenset[str], str]]] = {
+    ("airline", "update_reservation_flights"): [(frozenset({"payment_id"}), "airline.payment_not_in_profile")],
+    ("airline", "send_certificate"): [(frozenset({"amount"}), "airline.certificate_amount")],
+    ("airline", "update_reservation_baggages"): [(frozenset({"nonfree_baggages"}), "airline.baggage_nonfree")],
+    ("retail", "return_delivered_order_items"): [(frozenset({"payment_method_id"}), "retail.refund_method")],
+    ("retail", "exchange_delivered_order_items"): [(frozenset({"payment_method_id"}), "retail.refund_method")],
+    ("retail", "cancel_pending_order"): [(frozenset({"reason"}), "retail.cancel_reason")],
+}
+
+
+class FitError(TauguardInputError):
+    """A run that cannot be fitted (not imported, no records, several domains)."""
+
+
+class Attribution(BaseModel):
+    """Why one failed real simulation failed, as a fault id (or unattributed)."""
+
+    run_id: str
+    task_id: str
+    trial: int
+    fault_id: str
+    fault_class: str
+    write_index: int | None = None
+    why: str
+
+
+class FitResult(BaseModel):
+    """Per-fault counts and opportunities, and every failed simulation's attribution."""
+
+    domain: str
+    runs: list[str]
+    simulations: int
+    failures: int
+    counts: dict[str, int] = Field(default_factory=dict)
+    opportunities: dict[str, int] = Field(default_factory=dict)
+    attributions: list[Attribution] = Field(default_factory=list)
+
+    @property
+    def rates(self) -> dict[str, float]:
+        """Count over opportunities, per fault id (forbidden_write included)."""
+        return {f: (self.counts.get(f, 0) / n if n else 0.0) for f, n in self.opportunities.items()}
+
+    def class_mix(self) -> dict[str, int]:
+        """Failures per fault class (U = unattributed)."""
+        return dict(Counter(a.fault_class for a in self.attributions))
+
+
+def _calls(simulation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for message in simulation.get("messages") or []:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            args = call.get("arguments") or {}
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except ValueError:
+                    args = {}
+            out.append((call.get("name") or "", args))
+    return out
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _flight_fault(db: Any, mine: Any, theirs: Any) -> str | None:
+    """A changed itinerary: the same routes and days (a dearer or other choice) or another route."""
+    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
+        return None
+
+    def leg(seg: Any) -> tuple[Any, ...] | None:
+        flight = db.flights.get(seg.get("flight_number")) if isinstance(seg, dict) else None
+        return None if flight is None else (flight.origin, flight.destination, seg.get("date"))
+
+    legs = [(leg(a), leg(b)) for a, b in zip(mine, theirs)]
+    if any(a is None or b is None for a, b in legs):
+        return None
+    return "airline.not_cheapest" if all(a == b for a, b in legs) else "airline.change_route"
+
+
+def _attribute(
+    domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None
+) -> tuple[str, int | None, str]:
+    from tauguard.conversation import ToolCallView
+    from tauguard.sim.plan import targets
+
+    real = [(i, n, a) for i, (n, a) in enumerate(calls) if n in writes]
+    for k, g in enumerate(gold):
+        if k >= len(real):
+            if any(n == TRANSFER_TOOL for n, _ in calls):
+                return "premature_transfer", k, f"gold write {k} ({g.name}) never made; the agent transferred to a human"
+            return "premature_stop", k, f"gold write {k} ({g.name}) never made"
+        pos, name, args = real[k]
+        if name != g.name:
+            return UNATTRIBUTED, k, f"write {k} is {name}, gold {g.name}"
+        if _canonical(args) != _canonical(dict(g.arguments)):
+            differ = frozenset(a for a in set(args) | set(g.arguments) if _canonical(args.get(a)) != _canonical(g.arguments.get(a)))
+            for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
+                if differ <= keys:
+                    return fid, k, f"{name} differs from gold in {', '.join(sorted(differ))}"
+            if db is not None and name == "update_reservation_flights" and "flights" in differ and differ <= {"flights", "payment_id"}:
+                chosen = _flight_fault(db, args.get("flights"), g.arguments.get("flights"))
+                if chosen is not None:
+                    return chosen, k, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
+            return UNATTRIBUTED, k, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
+        wanted = targets(ToolCallView(id="", name=name, arguments=args))
+        earlier = [ToolCallView(id="", name=n, arguments=a) for n, a in calls[:pos] if n not in writes]
+        if wanted and not any(targets(c) & wanted for c in earlier):
+            return "skip_read", k, f"{name} without an earlier read of its target"
+    if len(real) > len(gold):
+        if pv_task:
+            return PV, None, f"a write ({real[len(gold)][1]}) on a policy-violation task"
+        return UNATTRIBUTED, len(gold), f"an extra write ({real[len(gold)][1]})"
+    return UNATTRIBUTED, None, "the writes match the gold plan (e.g. information not communicated)"
+
+
+def fit(run_dirs: list[Path]) -> FitResult:
+    """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
+    from tauguard import tau2compat as t2
+    from tauguard.faults.catalog import faults_by_id, temptations
+    from tauguard.store import load_run
+
+    runs = [load_run(d) for d in run_dirs]
+    for run in runs:
+        if run.manifest.source != "imported":
+            raise FitError(f"{run.path}: not an imported real run (tauguard import); fit reads real agents only")
+    domains = {d for run in runs for d in run.manifest.domains}
+    if len(domains) != 1:
+        raise FitError(f"runs to fit must share one domain, got {', '.join(sorted(domains)) or 'none'}")
+    domain = domains.pop()
+    tasks = {t.id: t for t in t2.load_tasks(domain, "base")}
+    agent_types, _ = t2.tool_types(domain)
+    writes = {n for n, kind in agent_types.items() if kind == "WRITE"}
+    catalog = faults_by_id()
+    tempting = temptations(domain)
+    result = FitResult(domain=domain, runs=[r.manifest.run_id for r in runs], simulations=0, failures=0)
+    opportunities: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for run in runs:
+        for record in run.records:
+            task = tasks.get(record.task_id)
+            if task is None or record.success is None or record.simulation is None:
+                continue
+            result.simulations += 1
+            gold = [a for a in (task.evaluation_criteria.actions or []) if t2.is_agent_write(domain, a)]
+            for action in gold:
+                for fid, spec in catalog.items():
+                    if spec.applies_to(domain, action.name):
+                        opportunities[fid] += 1
+            pv_task = not gold
+            if pv_task and record.task_id in tempting:
+                opportunities[PV] += 1
+            if record.success:
+                continue
+            result.failures += 1
+            db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
+            fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db)
+            fault_class = catalog[fid].fault_class if fid in catalog else ("PV" if fid == PV else "U")
+            counts[fid] += 1
+            result.attributions.append(
+                Attribution(run_id=run.manifest.run_id, task_id=record.task_id, trial=record.trial, fault_id=fid,
+                            fault_class=fault_class, write_index=index, why=why)
+            )
+    result.counts = dict(counts)
+    result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f == PV}
+    return result
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float) -> str:
+    """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates and their counts."""
+    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED)}
+    description = f"Fitted to real {result.domain} agents ({', '.join(result.runs)}); a simulation parameter."
+    lines = [
+        f"# Fault profile fitted by `tauguard faults fit` to {len(result.runs)} imported real run(s) of {result.domain}:",
+        f"# {', '.join(result.runs)}. {result.simulations} simulations, {result.failures} failed;",
+        f"# {result.counts.get(UNATTRIBUTED, 0)} failures unattributed (no catalogued fault explains them).",
+        "# Rates: first deviations from the gold plan in failed simulations / applicable gold writes.",
+        "# uptake and block_transfer are ASSUMPTIONS (no real run measures a reaction to a guard).",
+        f"name = {_toml_str(name)}",
+        f"description = {_toml_str(description)}",
+        f"uptake = {uptake}",
+        f"block_transfer = {block_transfer}",
+        f"forbidden_write = {result.rates.get(PV, 0.0):.4f}",
+        "",
+        "[rates]",
+        *[f"{_toml_str(f)} = {r:.4f}" for f, r in rates.items()],
+        "",
+        "[sources]",
+        f"uptake = {_toml_str('Assumption passed to tauguard faults fit --uptake.')}",
+        f"block_transfer = {_toml_str('Assumption passed to tauguard faults fit --block-transfer.')}",
+        f"forbidden_write = {_toml_str(_count_text(result, PV))}",
+        *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f))}" for f in rates],
+        f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED))}",
+        "",
+        "[fit]",
+        f"simulations = {result.simulations}",
+        f"failures = {result.failures}",
+        f"unattributed = {result.counts.get(UNATTRIBUTED, 0)}",
+        "",
+        "[fit.counts]",
+        *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.counts.items())],
+        "",
+        "[fit.opportunities]",
+        *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.opportunities.items())],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _count_text(result: FitResult, fid: str) -> str:
+    n = result.opportunities.get(fid)
+    over = f" of {n} opportunities" if n else " failed simulations"
+    return f"fitted: {result.counts.get(fid, 0)}{over} in {', '.join(result.runs)}"

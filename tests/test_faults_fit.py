@@ -1,0 +1,63 @@
+"""`tauguard faults fit`: failed real simulations attributed to faults, a profile with counts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tauguard.faults.fit import UNATTRIBUTED, _attribute, fit
+from tauguard.faults.profiles import load_profile
+
+REAL = Path("/work/shared/trajectories/airline_claude-opus-4-6_user-gpt-4.1.json.gz")
+
+
+class _Action:
+    def __init__(self, name: str, **arguments):
+        self.name, self.arguments = name, arguments
+
+
+WRITES = {"cancel_reservation", "send_certificate"}
+
+
+def test_first_deviation_rules():
+    gold = [_Action("cancel_reservation", reservation_id="R")]
+    read = ("get_reservation_details", {"reservation_id": "R"})
+    assert _attribute("airline", gold, [read, ("transfer_to_human_agents", {})], WRITES, False)[0] == "premature_transfer"
+    assert _attribute("airline", gold, [read], WRITES, False)[0] == "premature_stop"
+    assert _attribute("airline", gold, [("cancel_reservation", {"reservation_id": "R"})], WRITES, False)[0] == "skip_read"
+    assert _attribute("airline", gold, [read, ("cancel_reservation", {"reservation_id": "S"})], WRITES, False)[0] == UNATTRIBUTED
+    cert = [_Action("send_certificate", user_id="u", amount=100)]
+    assert _attribute("airline", cert, [("get_user_details", {"user_id": "u"}), ("send_certificate", {"user_id": "u", "amount": 200})], WRITES, False)[0] == "airline.certificate_amount"
+    assert _attribute("airline", [], [("cancel_reservation", {"reservation_id": "R"})], WRITES, True)[0] == "forbidden_write"
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="needs ../shared/trajectories")
+def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path, capsys, monkeypatch):
+    from tauguard.cli.main import main
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["tauguard", *args])
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        out, err = capsys.readouterr()
+        return int(exit_.value.code or 0), out, err
+
+    assert cli("import", str(REAL), "--name", "real", "--out", str(tmp_path))[0] == 0
+    result = fit([tmp_path / "real"])
+    assert result.simulations == 50 and result.failures == 12  # reward 0.76
+    assert sum(result.counts.values()) == result.failures == len(result.attributions)
+    out = tmp_path / "fitted.toml"
+    code, text, _ = cli("faults", "fit", str(tmp_path / "real"), "-o", str(out), "--format", "json")
+    assert code == 0 and json.loads(text)["failures"] == 12
+    profile = load_profile(str(out))
+    assert profile.uptake == 0.8 and profile.fit["failures"] == 12
+    for fid, rate in profile.rates.items():
+        n, opp = profile.fit["counts"][fid], profile.fit["opportunities"][fid]
+        assert rate == pytest.approx(n / opp, abs=1e-4) and fid in profile.sources
+    code, _, err = cli("faults", "fit", str(tmp_path / "real"), "-o", str(out))
+    assert code == 2 and "already exists" in err  # nothing overwritten
+    code, _, err = cli("faults", "fit", str(tmp_path), "-o", str(tmp_path / "x.toml"))
+    assert code == 2 and "not a run directory" in err
