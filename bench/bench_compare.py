@@ -7,7 +7,7 @@ directory, then times:
   imports are included; bytecode caches allowed, as in a user's install), and
 - the library call (:func:`tauguard.compare.compare_runs` on loaded runs, and load + compare),
 
-with 10,000 bootstrap resamples, and the CLI `show`, `check --baseline` and `report` the same
+with 10,000 Monte Carlo sign-flip patterns, and the CLI `show`, `check --baseline` and `report` the same
 way (``--skip-report`` leaves out `report`, which takes tens of seconds at scale 10). ``--scale 10`` builds 2,780 tasks x 4 trials per run; ``--conversation-kb 20`` gives every
 record a conversation of about that size (a τ² simulation's messages, as ``tauguard run`` stores
 them; records are ~24 KB uncompressed) so loading costs what it costs on real runs.
@@ -164,7 +164,7 @@ def main() -> None:
             lambda: compare_runs([_load(a), _load(b)], n_resamples=RESAMPLES), args.repeat
         )
 
-    print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, bootstrap stratified by 3 domains; load average "
+    print(f"resamples: {RESAMPLES}, ks: 1..{TRIALS}, adjusted CI; load average "
           f"{os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")
     for name, times in cli_times.items():
         print(f"CLI {name:<45} {_fmt(times)}")

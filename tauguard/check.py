@@ -69,6 +69,7 @@ from tauguard.metrics import (
     select,
     summarize_run,
 )
+from tauguard.pairing import PairingDifference, pairing_differences
 from tauguard.stats import min_tasks_to_reject
 from tauguard.store import Run
 
@@ -81,6 +82,15 @@ _REL_SLACK = 1e-9
 
 class GateInputError(TauguardInputError):
     """Bad gate input (metric name, floors file, missing runs); one-line message, exit 2."""
+
+
+class UnpairedRunsError(GateInputError):
+    """The run and the baseline differ in a manifest field pairing needs (exit 2 unless allowed)."""
+
+    def __init__(self, message: str, differences: list[PairingDifference], warnings: list[str]) -> None:
+        super().__init__(message)
+        self.differences = differences
+        self.warnings = warnings  # one line per difference, without the "warning:" prefix
 
 
 # --------------------------------------------------------------------------- floors schema
@@ -170,6 +180,8 @@ class GateReport(BaseModel):
     seed: int | None = None
     n_resamples: int | None = None
     comparison: KComparison | None = None
+    # Manifest fields pairing needs on which run and baseline differ (gated only with allow_unpaired).
+    pairing: list[PairingDifference] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # dropped tasks, skipped lines, incomplete runs
     checks: list[CheckResult]
 
@@ -279,11 +291,6 @@ def check_baseline(
         notes.append(
             f"{spec.name}: {result.dropped_n_lt_k} task(s) have fewer than {spec.k} {mdef.n_label} in a run: excluded"
         )
-    if result.merged_strata:
-        notes.append(
-            f"{spec.name}: domain(s) {', '.join(result.merged_strata)} had fewer than 2 tasks: merged into "
-            "another bootstrap stratum"
-        )
 
     pct = f"{confidence:.0%}"
     ci = f"Δ = {result.delta:+.3f}, {pct} CI [{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
@@ -314,6 +321,8 @@ def check_baseline(
             else "not shown worse than the baseline"
         )
         threshold = 0.0
+    if mdef.note:
+        message += f" ({mdef.note})"
     check = CheckResult(
         name=f"{mode} {spec.name} vs baseline {baseline.manifest.run_id}",
         kind=mode,
@@ -367,6 +376,9 @@ def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[CheckResu
                 message = (
                     f"{floor.metric} on {label} = {value:.3f} ({'meets' if passed else 'violates'} {floor.describe()})"
                 )
+            spec = parse_metric(floor.metric)
+            if spec.definition is not None and spec.definition.note:
+                message += f" ({spec.definition.note})"
             checks.append(
                 CheckResult(
                     name=name,
@@ -396,11 +408,16 @@ def run_gate(
     subset: Subset = "all",
     min_tasks: int | None = None,
     allow_partial: bool = False,
+    allow_unpaired: bool = False,
 ) -> GateReport:
     """Run every requested check; the gate passes when all checks pass.
 
     An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
-    adds a failing completeness check unless ``allow_partial``.
+    adds a failing completeness check unless ``allow_partial``. A baseline whose manifest
+    differs from the run's in a field pairing needs (:mod:`tauguard.pairing`: seed, fault
+    profile, uptake, sim feedback mode, attack, user model, split, task ids, τ² version) raises
+    :class:`UnpairedRunsError` unless ``allow_unpaired``: a paired gate on unpaired runs measures
+    the difference in setup, not the strategy.
     """
     if baseline is None and floors is None:
         raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
@@ -418,6 +435,7 @@ def run_gate(
         else:
             checks.append(completeness_check(r, role))
     comparison: KComparison | None = None
+    pairing: list[PairingDifference] = []
     if baseline is not None:
         check, comparison, base_notes = check_baseline(
             run,
@@ -432,6 +450,20 @@ def run_gate(
             min_tasks=min_tasks,
         )
         checks.append(check)
+        # Checked after the comparison, so a pair with no common task gets that (more basic) error.
+        pairing = pairing_differences(baseline.manifest, run.manifest)
+        if pairing:
+            warnings = [d.warning(baseline.manifest.run_id, run.manifest.run_id) for d in pairing]
+            if not allow_unpaired:
+                fields = ", ".join(d.field for d in pairing)
+                raise UnpairedRunsError(
+                    f"run {run.manifest.run_id} and baseline {baseline.manifest.run_id} are not paired ({fields} "
+                    "differ); gate runs made with the same seed, faults, user model, split, tasks and tau2, "
+                    "or pass --allow-unpaired",
+                    pairing,
+                    warnings,
+                )
+            notes += [f"{w} (gated anyway: --allow-unpaired)" for w in warnings]
         notes += base_notes
     notes = run_notes(*(r for r in (base_ref, ref) if r is not None), incomplete=False) + notes
     if floors is not None:
@@ -449,6 +481,7 @@ def run_gate(
         seed=seed if baseline is not None else None,
         n_resamples=n_resamples if baseline is not None else None,
         comparison=comparison,
+        pairing=pairing,
         notes=notes,
         checks=checks,
     )

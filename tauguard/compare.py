@@ -3,14 +3,15 @@
 The first run is the baseline; every other run (a candidate) is compared to it, on every metric
 of :data:`tauguard.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
 attacked). For each k shared by both runs the comparison gives baseline and candidate values
-over the tasks both runs can estimate at that k, the difference Δ = candidate - baseline with a
-paired bootstrap CI (stratified by domain when every stratum has at least two tasks; smaller
-domains are merged), a sign-flip permutation p-value, and Holm-adjusted p-values for every k
-but the declared primary one, whose verdicts are exploratory. The default primary k is the
-largest k that every common task supports, so it never rests on a handful of tasks. A McNemar
-test on the metric's per-task event (pass^k: "all n trials passed"; ASR@k: "an attack
-succeeded") over the tasks with the same n in both runs complements them. Verdicts follow
-each metric's direction (ASR: lower is better).
+over the tasks both runs can estimate at that k, the difference Δ = candidate - baseline with an
+adjusted Wald CI (:func:`tauguard.stats.adjusted_mean_cis`: never zero-width, coverage checked by
+``bench/bench_ci_coverage.py``), a sign-flip permutation p-value, the minimum difference the
+design could detect with 80 % power, and Holm-adjusted p-values for every k but the declared
+primary one, whose verdicts are exploratory. The default primary k is the largest k that every
+common task supports, so it never rests on a handful of tasks. A McNemar test on the metric's
+per-task event (pass^k: "all n trials passed"; ASR@k: "an attack succeeded") over the tasks with
+the same n in both runs complements them. Verdicts follow each metric's direction (ASR: lower is
+better). The runs' manifests are compared for what pairing needs (:mod:`tauguard.pairing`).
 
 Per-task values and their differences are exact fractions until they enter numpy, so tiny real
 differences (pass^28 of 60 trials) are never counted as ties.
@@ -58,13 +59,14 @@ from tauguard.metrics import (
     run_task_outcomes,
     select,
 )
+from tauguard.pairing import pairing_differences
 from tauguard.stats import (
-    BootstrapCI,
+    MeanCI,
     PermutationResult,
-    bootstrap_mean_cis,
+    adjusted_mean_cis,
     holm,
     mcnemar,
-    merge_small_strata,
+    minimum_detectable_difference,
     sign_flip_tests,
 )
 from tauguard.store import Run
@@ -143,8 +145,8 @@ def align(baseline: Sequence[TaskOutcome], candidate: Sequence[TaskOutcome]) -> 
 def verdict_from(low: float, high: float, p: float, alpha: float, higher_is_better: bool = True) -> Conclusion:
     """ "better"/"worse" only when the CI excludes 0 and the permutation test agrees (p < alpha).
 
-    With few discordant tasks the percentile bootstrap can exclude 0 while the exact
-    sign-flip test cannot reject (5 improved, 0 regressed: p = 0.0625); such a result is
+    With few discordant tasks the CI can exclude 0 while the exact sign-flip test cannot
+    reject (5 improved, 0 regressed: p = 0.0625); such a result is
     reported as "no detectable difference" rather than a claim the test does not back.
     For a lower-is-better metric (ASR) a CI above 0 is "worse".
     """
@@ -157,11 +159,12 @@ def verdict_from(low: float, high: float, p: float, alpha: float, higher_is_bett
     return "no detectable difference"
 
 
-# One reproducible stream per purpose, shared by every metric and k over the same tasks (common
-# random numbers): the draws depend only on the seed and the task set, so `check` gates on the
-# same CI for pass^4 that `compare` prints, whichever other metrics and ks were compared.
-_BOOTSTRAP_STREAM = 0
+# One reproducible stream for the permutation test, shared by every metric and k over the same
+# tasks (common random numbers): its draws depend only on the seed and the task set, so `check`
+# gates on the same p for pass^4 that `compare` prints, whichever other metrics were compared.
 _PERMUTATION_STREAM = 1
+# The power at which the minimum detectable difference is stated.
+MDE_POWER = 0.8
 
 
 @dataclass
@@ -243,45 +246,33 @@ def _column_stats(
     n_resamples: int,
     confidence: float,
     seed: int,
-) -> list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]]:
-    """Bootstrap CI, permutation test, strata and merged strata of every column.
-
-    Columns over the same tasks are resampled together, with the same draws.
-    """
+) -> list[tuple[MeanCI, PermutationResult]]:
+    """Adjusted CI and permutation test of every column; columns over the same tasks share the draws."""
     kinds = _task_kinds(pairs)
     by_tasks: dict[tuple[int, ...], list[int]] = {}
     for j, col in enumerate(columns):
         by_tasks.setdefault(col.used, []).append(j)
-    out: list[tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]]] = [None] * len(columns)  # type: ignore[list-item]
+    out: list[tuple[MeanCI, PermutationResult]] = [None] * len(columns)  # type: ignore[list-item]
     for used, js in by_tasks.items():
         diffs = np.array([columns[j].diffs() for j in js], dtype=float).T
-        strata, small = merge_small_strata([pairs[i].domain for i in used])
         groups = np.unique(kinds[list(used)], axis=0, return_inverse=True)[1].reshape(-1)
-        cis = bootstrap_mean_cis(
-            diffs,
-            strata=strata,
-            groups=groups,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=np.random.default_rng([seed, _BOOTSTRAP_STREAM]),
-        )
+        cis = adjusted_mean_cis(diffs, confidence=confidence)
         perms = sign_flip_tests(
             diffs, groups=groups, n_resamples=n_resamples, seed=np.random.default_rng([seed, _PERMUTATION_STREAM])
         )
-        several_domains = len({pairs[i].domain for i in used}) > 1
         for j, ci, perm in zip(js, cis, perms, strict=True):
-            out[j] = (ci, perm, strata, small if several_domains else [])
+            out[j] = (ci, perm)
     return out
 
 
 def _k_comparison(
     col: _Column,
-    stats: tuple[BootstrapCI, PermutationResult, np.ndarray | None, list[str]],
+    stats: tuple[MeanCI, PermutationResult],
     *,
     confidence: float,
     primary: bool,
 ) -> KComparison:
-    ci, perm, strata, merged = stats
+    ci, perm = stats
     mdef = col.mdef
     baseline, candidate, delta, signs = col.means()
     up, down = signs[1], signs[-1]
@@ -300,8 +291,8 @@ def _k_comparison(
         ci_low=ci.low,
         ci_high=ci.high,
         confidence=confidence,
-        stratified=strata is not None,
-        merged_strata=merged,
+        se=ci.se,
+        mde=minimum_detectable_difference(ci.se, confidence=confidence, power=MDE_POWER),
         p_permutation=perm.p_value,
         permutation_exact=perm.exact,
         p_holm=perm.p_value,
@@ -419,6 +410,7 @@ def _compare_metrics(
                 primary_k=primary_k,
                 results=results,
                 mcnemar=mcnemar_event(pairs, mdef, primary_k),
+                note=mdef.note,
             )
         )
     return comparisons
@@ -525,12 +517,6 @@ def _metric_notes(
         notes.append(
             f"primary {primary.metric}: the largest k every one of the {primary.tasks} task(s) supports; "
             f"{above} rest(s) on fewer tasks (exploratory)"
-        )
-    merged = sorted({d for r in mc.results for d in r.merged_strata})
-    if merged:
-        notes.append(
-            f"{mdef.kind}k: domain(s) {', '.join(merged)} had fewer than 2 tasks at some k: merged into "
-            "another bootstrap stratum there (a one-task stratum would have no variance)"
         )
     if mc.mcnemar.left_out_unequal_n:
         notes.append(
@@ -647,8 +633,9 @@ def compare_runs(
     base_run = runs[0]
     base_out = run_task_outcomes(base_run)
     base_ref = run_ref(base_run)
-    comparisons = [
-        compare_outcomes(
+    comparisons = []
+    for run in runs[1:]:
+        comp = compare_outcomes(
             base_out,
             run_task_outcomes(run),
             baseline_ref=base_ref,
@@ -660,8 +647,8 @@ def compare_runs(
             subset=subset,
             domain=domain,
         )
-        for run in runs[1:]
-    ]
+        comp.pairing = pairing_differences(base_run.manifest, run.manifest)
+        comparisons.append(comp)
     simulated = any(c.simulated for c in comparisons)
     return CompareReport(
         simulated=simulated,

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
 from tauguard.metrics import MetricDef, Subset, TaskOutcome
+from tauguard.pairing import PairingDifference
 from tauguard.records import SIMULATION_NOTE  # noqa: F401  (re-exported: the one simulation label)
 
 Conclusion = Literal["better", "worse", "no detectable difference"]
@@ -109,8 +110,10 @@ class KComparison(BaseModel):
     ci_low: float
     ci_high: float
     confidence: float
-    stratified: bool  # bootstrap stratified by domain
-    merged_strata: list[str] = Field(default_factory=list)  # domains too small to stratify on, merged
+    # The adjusted Wald CI's standard error, and the smallest |Δ| this design detects with 80 %
+    # power at 1 - confidence ((z_{1-α/2} + z_0.8)·se, a normal approximation).
+    se: float = 0.0
+    mde: float = 0.0
     p_permutation: float  # two-sided sign-flip permutation p of the per-task differences
     permutation_exact: bool
     p_holm: float  # Holm-adjusted over the non-primary ks; equals p_permutation for the primary k
@@ -156,6 +159,7 @@ class MetricComparison(BaseModel):
     primary_k: int
     results: list[KComparison]
     mcnemar: McNemarSummary
+    note: str | None = None  # the MetricDef's note (process_valid^: "tauguard's extension ...")
 
 
 class TaskDiff(BaseModel):
@@ -199,6 +203,17 @@ class Comparison(BaseModel):
     mcnemar: McNemarSummary
     other_metrics: list[MetricComparison] = Field(default_factory=list)
     tasks: list[TaskDiff] = Field(default_factory=list)
+    # Manifest fields pairing needs on which the runs differ (tauguard.pairing); empty = paired.
+    pairing: list[PairingDifference] = Field(default_factory=list)
+
+    @property
+    def paired(self) -> bool:
+        """Whether the runs agree on every manifest field a paired comparison needs."""
+        return not self.pairing
+
+    def pairing_warnings(self) -> list[str]:
+        """One line per pairing difference (without the ``warning:`` prefix)."""
+        return [d.warning(self.baseline.run_id, self.candidate.run_id) for d in self.pairing]
 
     def result(self, k: int) -> KComparison:
         """The headline metric's result for k."""

@@ -59,10 +59,18 @@ def _run_label(ref: RunRef) -> str:
 # --------------------------------------------------------------------------- compare
 
 
-def _verdict_label(r: KComparison) -> str:
+def verdict_label(r: KComparison) -> str:
+    """The verdict, with the smallest detectable |Δ| beside "no detectable difference".
+
+    "No detectable difference" is not evidence of equivalence: saying what the design could
+    have detected (80 % power) keeps a thin comparison from reading as "no effect".
+    """
+    label = r.verdict
+    if r.verdict == "no detectable difference":
+        label += f"; this design could detect |Δ| ≥ {r.mde:.2f}"
     # Secondary ks are each tested at alpha too (Holm-adjusted only among themselves), so a
     # verdict there is exploratory: it backs no claim on its own.
-    return f"{r.verdict} (exploratory)" if r.exploratory else r.verdict
+    return f"{label} (exploratory)" if r.exploratory else label
 
 
 def _k_rows(mc: MetricComparison) -> list[dict[str, Any]]:
@@ -82,7 +90,7 @@ def _k_rows(mc: MetricComparison) -> list[dict[str, Any]]:
                 "improved": r.improved,
                 "regressed": r.regressed,
                 "unchanged": r.unchanged,
-                "verdict": _verdict_label(r),
+                "verdict": verdict_label(r),
             }
         )
     return rows
@@ -108,6 +116,7 @@ def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
     )
     lines = [
         title,
+        *([f"note: {mdef.note}"] if mdef.note else []),
         "",
         fit_table(_k_rows(mc), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True),
         "",
@@ -131,9 +140,9 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
     scope = f"{comp.common_tasks} tasks compared in {', '.join(comp.domains)}"
     if comp.subset != "all":
         scope += f" ({comp.subset} tasks only)"
-    if comp.results and comp.results[0].stratified:
-        scope += "; bootstrap stratified by domain"
     lines.append(("- " if md else "") + scope)
+    for warning in comp.pairing_warnings():
+        lines.append(("- " if md else "") + f"warning: {warning}")
     for note in comp.notes:
         lines.append(("- " if md else "") + f"note: {note}")
     for mc in comp.metric_comparisons():
@@ -172,8 +181,10 @@ def render_compare_text(report: CompareReport, fmt: TextFormat = "table", tasks:
         lines += _comparison_text(comp, fmt, tasks)
     lines.append(
         f"p: two-sided sign-flip permutation test on per-task differences; primary k unadjusted, other ks "
-        f"Holm-adjusted and their verdicts exploratory. CI: {report.n_resamples} paired bootstrap resamples "
-        f"over tasks, seed {report.seed}. 'better'/'worse' only when the CI excludes 0 and p < 1 - confidence."
+        f"Holm-adjusted and their verdicts exploratory ({report.n_resamples} Monte Carlo patterns beyond 16 "
+        f"non-zero differences, seed {report.seed}). CI: adjusted Wald interval of the mean per-task difference "
+        f"(Bonett-Price, never zero-width). 'better'/'worse' only when the CI excludes 0 and p < 1 - confidence; "
+        f"'could detect |Δ| ≥ x': 80 % power at this design."
     )
     return "\n".join(lines)
 
@@ -209,9 +220,9 @@ def render_compare_csv(report: CompareReport, tasks: bool = False) -> str:
                 rows.append(
                     {
                         **common,
-                        **r.model_dump(exclude={"confidence", "merged_strata"}),
-                        "merged_strata": ";".join(r.merged_strata),
+                        **r.model_dump(exclude={"confidence"}),
                         "confidence": r.confidence,
+                        "paired": comp.paired,
                         "seed": report.seed,
                         "n_resamples": report.n_resamples,
                         "mcnemar_b": mc.mcnemar.b,

@@ -1,5 +1,12 @@
 """Paired statistics for comparing two runs task by task.
 
+- :func:`adjusted_mean_ci` / :func:`adjusted_mean_cis`: the CI of a mean paired difference that
+  `compare` and `check` decide on: Bonett & Price's adjusted Wald interval for paired
+  proportions (2012), generalised to per-task differences in [-1, 1]. Two pseudo-tasks with
+  differences +1 and -1 are added, so the interval never collapses to a point when every observed
+  difference is 0 (the percentile bootstrap then gives [0, 0]); its coverage is checked by
+  ``bench/bench_ci_coverage.py`` (docs/compare_and_check.md).
+- :func:`minimum_detectable_difference`: the |Δ| a design detects with a given power.
 - :func:`paired_bootstrap_ci` / :func:`bootstrap_mean_ci`: percentile CI of the mean per-task
   difference, resampling tasks with replacement (the same tasks for both runs, hence on the
   differences), optionally stratified so each stratum (domain) keeps its size. Vectorised: no
@@ -21,8 +28,10 @@ exactly in integers instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -207,6 +216,82 @@ def bootstrap_mean_cis(
         )
         for j in range(d.shape[1])
     ]
+
+
+class MeanCI(BaseModel):
+    """An adjusted Wald CI of a mean paired difference (see :func:`adjusted_mean_ci`)."""
+
+    estimate: float  # the plain mean difference
+    low: float
+    high: float
+    se: float  # the adjusted standard error the interval is built on
+    confidence: float
+    tasks: int
+
+
+def _z(confidence: float) -> float:
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def adjusted_mean_cis(diffs: ArrayLike, *, confidence: float = 0.95) -> list[MeanCI]:
+    """Adjusted Wald CIs of the column means of ``diffs`` (tasks x columns, values in [-1, 1]).
+
+    Bonett & Price (2012, "Adjusted Wald confidence interval for a difference of binomial
+    proportions based on paired data") add one pseudo-pair to each discordant cell. For
+    per-task differences ``d_i`` in [-1, 1] that is two pseudo-tasks with ``d = +1`` and
+    ``d = -1``: with ``m`` tasks, centre ``c = sum(d) / (m + 2)``, variance
+    ``v = (sum(d**2) + 2) / (m + 2) - c**2``, interval ``c ± z sqrt(v / (m + 2))`` clipped to
+    [-1, 1]. For 0/1 outcomes (pass^k at k = n) it is exactly their interval. Unlike the
+    percentile bootstrap it never has zero width: six tasks that all tie give [-0.35, +0.35],
+    not [0, 0], so a gate cannot pass on evidence that could not have shown a loss.
+    """
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim == 1:
+        d = d[:, None]
+    if d.ndim != 2 or d.shape[0] == 0:
+        raise ValueError("diffs must be a non-empty 1-d or 2-d array (tasks x columns)")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    if np.any(np.abs(d) > 1 + 1e-12):
+        raise ValueError("per-task differences must lie in [-1, 1]")
+    m = d.shape[0]
+    z = _z(confidence)
+    out = []
+    for j in range(d.shape[1]):
+        col = np.ascontiguousarray(d[:, j])
+        centre = float(col.sum()) / (m + 2)
+        var = max(0.0, (float(np.square(col).sum()) + 2) / (m + 2) - centre**2)
+        se = math.sqrt(var / (m + 2))
+        out.append(
+            MeanCI(
+                estimate=float(col.mean()),
+                low=max(-1.0, centre - z * se),
+                high=min(1.0, centre + z * se),
+                se=se,
+                confidence=confidence,
+                tasks=m,
+            )
+        )
+    return out
+
+
+def adjusted_mean_ci(diffs: ArrayLike, *, confidence: float = 0.95) -> MeanCI:
+    """The adjusted Wald CI of the mean of per-task differences (see :func:`adjusted_mean_cis`)."""
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError("diffs must be a non-empty 1-d array")
+    return adjusted_mean_cis(d, confidence=confidence)[0]
+
+
+def minimum_detectable_difference(se: float, *, confidence: float = 0.95, power: float = 0.8) -> float:
+    """The smallest |Δ| a two-sided test at 1 - ``confidence`` detects with ``power``: (z_{1-α/2} + z_power)·se.
+
+    The normal approximation behind every sample-size formula; ``se`` is the standard error of
+    the mean difference (:attr:`MeanCI.se`). `tauguard power` estimates it by simulation instead.
+    """
+    if not 0 < power < 1:
+        raise ValueError("power must be in (0, 1)")
+    return (_z(confidence) + NormalDist().inv_cdf(power)) * se
 
 
 _MERGED = "\x00merged"  # label of the stratum small strata are merged into (no real domain)

@@ -242,3 +242,22 @@ def test_help_and_compare_stay_free_of_sklearn() -> None:
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
 
+
+
+def test_macro_f1_averages_all_three_labels_and_the_bootstrap_defaults_to_5000() -> None:
+    # No "verify" in gold or predictions: scikit-learn's default macro drops it (0.83); the
+    # paper averages all three labels, so the absent one scores 0.
+    gold = ["allow", "allow", "refuse", "refuse", "allow", "refuse"]
+    pred = ["allow", "refuse", "refuse", "refuse", "allow", "allow"]
+    tasks = ["1", "1", "2", "2", "3", "3"]
+    s = score(gold, pred, tasks, n_resamples=200, seed=0)
+    reference = f1_score(gold, pred, labels=["allow", "verify", "refuse"], average="macro", zero_division=0)
+    assert s.macro_f1.estimate == pytest.approx(reference)
+    assert s.macro_f1.estimate < f1_score(gold, pred, average="macro")
+    from tauguard.classifier import metrics as clf_metrics
+    from tauguard.cli import classifier as clf_cli
+
+    assert clf_metrics.DEFAULT_RESAMPLES == clf_cli.DEFAULT_RESAMPLES == 5000
+    import inspect
+
+    assert inspect.signature(clf_metrics.score).parameters["n_resamples"].default == 5000

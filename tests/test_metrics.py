@@ -144,17 +144,19 @@ def _mixed_run(tmp_path: Path) -> Path:
 
 def test_summarize_run_slices(tmp_path: Path) -> None:
     metrics = summarize_run(load_run(_mixed_run(tmp_path)))
-    assert metrics.max_k == 4
+    assert (metrics.max_k, metrics.max_trials) == (3, 4)  # tau2's rule: a1 has 3 evaluated trials
     assert metrics.simulated is True
     assert metrics.domains == ["airline", "retail"]
     overall = metrics.get("all")
     assert overall is not None
     assert (overall.tasks, overall.trials, overall.infra_errors) == (4, 15, 1)
     assert overall.error_rate == pytest.approx(1 / 16)
-    # pass^1 = mean(1, 2/3, 1/2, 3/4); pass^4 only over the three tasks with n = 4.
+    # pass^1 = mean(1, 2/3, 1/2, 3/4); pass^4 is not given: a1 has only 3 evaluated trials, and
+    # like tau2 the run's series stops at the smallest trial count (over the same 4 tasks).
     assert overall.value("pass^1") == pytest.approx((1 + 2 / 3 + 0.5 + 0.75) / 4)
-    assert overall.value("pass^4") == pytest.approx(1 / 3)
-    assert overall.pass_hat[3].excluded_tasks == 1
+    assert overall.value("pass^3") == pytest.approx((1 + 0 + 0 + 1 / 4) / 4)
+    assert overall.value("pass^4") is None
+    assert [kv.tasks for kv in overall.pass_hat] == [4, 4, 4]
     assert overall.value("pass@2") == pytest.approx((1 + 1 + (1 - 1 / 6) + 1) / 4)
     assert overall.avg_reward == pytest.approx(11 / 15)
     assert overall.guard_error_rate == pytest.approx(1 / 15)
@@ -200,3 +202,52 @@ def test_parse_metric(name: str, canonical: str) -> None:
 def test_parse_metric_rejects_and_lists_allowed(name: str) -> None:
     with pytest.raises(ValueError, match=r"allowed: pass\^K"):
         parse_metric(name)
+
+
+def test_run_pass_hat_k_follows_tau2s_rule_and_is_monotone(tmp_path: Path) -> None:
+    # Task b lost two trials to infrastructure errors. Averaging each k over the tasks that
+    # have k trials made pass^k rise (k=1 over a and b, k=4 over a alone); tau2 stops at the
+    # smallest trial count, so every k is over the same tasks.
+    tasks = [
+        TaskSpec("retail", "a", [True, True, True, True]),
+        TaskSpec("retail", "b", [False, False, "error", "error"]),
+        TaskSpec("retail", "c", [True, False, True, True]),
+    ]
+    metrics = summarize_run(load_run(write_run(tmp_path, "unequal", tasks)))
+    overall = metrics.get("all")
+    assert overall is not None and metrics.max_k == 2 and metrics.max_trials == 4
+    values = [kv.value for kv in overall.pass_hat]
+    assert [kv.k for kv in overall.pass_hat] == [1, 2] and [kv.tasks for kv in overall.pass_hat] == [3, 3]
+    assert values == [pytest.approx((1 + 0 + 0.75) / 3), pytest.approx((1 + 0 + 0.5) / 3)]
+    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert overall.value("pass^4") is None  # a floor on it reports "no data"
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+
+    shown = CliRunner().invoke(app, ["show", str(tmp_path / "unequal")])
+    assert shown.exit_code == 0
+    assert "k = 1..2, each k over the same 3 task(s); tasks have up to 4 evaluated trials" in shown.stdout
+    header = next(line for line in shown.stdout.splitlines() if line.startswith("slice"))
+    assert "pass^2" in header and "pass^3" not in header
+
+
+def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
+    from tauguard.metrics import outcomes_from_units, slice_metrics
+    from tauguard.outcome_index import UnitOutcome
+
+    def unit(trial: int, success: bool, process: tuple[bool, int, int] | None) -> UnitOutcome:
+        return UnitOutcome("retail", "t", trial, True, False, False, success, float(success), False, None, False, process)
+
+    checked = [unit(0, True, (True, 3, 3)), unit(1, True, (False, 3, 2)), unit(2, False, (False, 3, 1))]
+    before = slice_metrics(outcomes_from_units(checked), 3)
+    assert (before.step_tcr, before.trace_tcr) == (pytest.approx(5 / 6), 0.5)
+    assert before.process_valid_rate == pytest.approx(1 / 3)  # all trials with a trace, the paper's rate
+    # A guard that blocks: the two passing traces with no applicable check are not assessed, so
+    # Trace-TCR does not rise (counted as compliant it would be 3/4), nor does Step-TCR.
+    blocked = checked + [unit(3, True, (True, 0, 0)), unit(4, True, (True, 0, 0))]
+    after = slice_metrics(outcomes_from_units(blocked), 5)
+    assert (after.step_tcr, after.trace_tcr) == (before.step_tcr, before.trace_tcr)
+    assert (after.process_unassessed, after.process_passed_traces) == (2, 4)
+    none_applicable = slice_metrics(outcomes_from_units([unit(0, True, (True, 0, 0))]), 1)
+    assert none_applicable.step_tcr is None and none_applicable.trace_tcr is None  # was 1.0

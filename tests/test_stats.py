@@ -231,3 +231,58 @@ def test_holm_caps_at_one_and_handles_edge_sizes() -> None:
     assert holm([0.6, 0.5]) == pytest.approx([1.0, 1.0])
     assert holm([0.2]) == [0.2]
     assert holm([]) == []
+
+
+# --------------------------------------------------------------------------- adjusted Wald CI (issue 24)
+
+
+def _bonett_price(n12: int, n21: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    # Bonett & Price (2012), eq. for the adjusted Wald interval of p12 - p21 from the table's
+    # discordant counts, written from the paper's notation (not from tauguard's code).
+    p12, p21 = (n12 + 1) / (n + 2), (n21 + 1) / (n + 2)
+    z = sps.norm.ppf(1 - (1 - confidence) / 2)
+    half = z * np.sqrt((p12 + p21 - (p12 - p21) ** 2) / (n + 2))
+    return max(-1.0, p12 - p21 - half), min(1.0, p12 - p21 + half)
+
+
+@pytest.mark.parametrize(("up", "down", "n", "confidence"), [(0, 0, 6, 0.95), (5, 0, 5, 0.95), (3, 7, 40, 0.95), (12, 2, 50, 0.99)])
+def test_adjusted_ci_is_bonett_price_on_binary_differences(up: int, down: int, n: int, confidence: float) -> None:
+    from tauguard.stats import adjusted_mean_ci
+
+    # Candidate-only passes are +1 (n21 in the candidate-minus-baseline orientation).
+    diffs = np.array([1.0] * up + [-1.0] * down + [0.0] * (n - up - down))
+    ci = adjusted_mean_ci(diffs, confidence=confidence)
+    low, high = _bonett_price(up, down, n, confidence)
+    assert (ci.low, ci.high) == (pytest.approx(low), pytest.approx(high))
+    assert ci.estimate == pytest.approx(diffs.mean()) and ci.tasks == n
+
+
+def test_adjusted_ci_never_collapses_and_rejects_out_of_range_values() -> None:
+    from tauguard.stats import adjusted_mean_ci, adjusted_mean_cis
+
+    tied = adjusted_mean_ci(np.zeros(6))
+    # The percentile bootstrap of six ties is [0, 0]; the adjusted CI keeps a real loss possible.
+    assert bootstrap_mean_cis(np.zeros(6), n_resamples=500)[0].high == 0.0
+    assert tied.low == pytest.approx(-sps.norm.ppf(0.975) * np.sqrt(2) / 8) and tied.high == -tied.low
+    # Fractional differences (pass^1 of 4 trials): the same formula on sum(d) and sum(d^2).
+    d = np.array([0.25, -0.5, 0.0, 0.75, 0.0, 0.0, -0.25, 0.5])
+    centre = d.sum() / 10
+    se = np.sqrt(((d**2).sum() + 2) / 10 - centre**2) / np.sqrt(10)
+    ci = adjusted_mean_cis(np.column_stack([d, np.zeros(8)]))[0]
+    assert (ci.low, ci.high, ci.se) == (pytest.approx(centre - 1.959964 * se), pytest.approx(centre + 1.959964 * se), pytest.approx(se))
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        adjusted_mean_ci(np.array([2.0, 0.0]))
+
+
+def test_minimum_detectable_difference_matches_statsmodels() -> None:
+    from statsmodels.stats.power import NormalIndPower
+
+    from tauguard.stats import minimum_detectable_difference
+
+    se, n = 0.03, 50
+    sd = se * np.sqrt(n)
+    # statsmodels solves the effect size (in sd units) of a one-sample z-test (ratio=0) with 80 % power.
+    effect = NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=0.05, power=0.8, ratio=0.0)
+    assert minimum_detectable_difference(se, confidence=0.95, power=0.8) == pytest.approx(effect * sd, rel=1e-3)
+    with pytest.raises(ValueError):
+        minimum_detectable_difference(se, power=1.0)

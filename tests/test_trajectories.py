@@ -207,7 +207,7 @@ def test_probes_from_run_replay_and_carry_label_source(runs):
 
 
 def test_compare_and_check_on_imported_runs(runs):
-    from tauguard.check import run_gate
+    from tauguard.check import UnpairedRunsError, run_gate
     from tauguard.compare import compare_runs
     from tauguard.store import load_run
 
@@ -215,7 +215,12 @@ def test_compare_and_check_on_imported_runs(runs):
     report = compare_runs([base, cand], n_resamples=200)
     comparison = report.comparisons[0]
     assert comparison.common_tasks == 1 and not report.simulated  # task 17 in both
-    gate = run_gate(cand, baseline=base, margin=1.0, n_resamples=200, min_tasks=1)
+    # Two agents' archives differ in user model and tasks: the comparison warns, the gate refuses
+    # unless told (issue 24).
+    assert {d.field for d in comparison.pairing} == {"user model", "task ids"}
+    with pytest.raises(UnpairedRunsError, match="not paired"):
+        run_gate(cand, baseline=base, margin=1.0, n_resamples=200, min_tasks=1)
+    gate = run_gate(cand, baseline=base, margin=1.0, n_resamples=200, min_tasks=1, allow_unpaired=True)
     assert gate.passed and not gate.simulated
 
 

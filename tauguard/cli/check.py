@@ -62,14 +62,20 @@ def check(
     allow_partial: bool = typer.Option(
         False, "--allow-partial", help="Gate an incomplete run (not completed, or units missing) instead of failing."
     ),
+    allow_unpaired: bool = typer.Option(
+        False,
+        "--allow-unpaired",
+        help="Gate a run whose manifest differs from the baseline's in what pairing needs (seed, faults, "
+        "user model, split, tasks, tau2 version) instead of refusing it.",
+    ),
     floors: Path | None = typer.Option(None, "--floors", help="TOML file of absolute floors (see configs/ci.toml). \\[default: none]"),
     fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (human summary), json or markdown"),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one test case per check). \\[default: none]"),
     github_summary: bool = typer.Option(
         False, "--github-summary", help="Append a markdown summary to $GITHUB_STEP_SUMMARY when set."
     ),
-    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap."),
-    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Monte Carlo sign-flip patterns."),
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="Tasks of the baseline comparison."),
 ) -> None:
@@ -78,7 +84,7 @@ def check(
     Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error.
     """
     from tauguard.compare import CompareError, load_runs
-    from tauguard.check import GateInputError, load_floors, run_gate
+    from tauguard.check import GateInputError, UnpairedRunsError, load_floors, run_gate
     from tauguard.reporting import render_gate_json, render_gate_junit, render_gate_text
     from tauguard.store import RunLoadError
 
@@ -104,9 +110,16 @@ def check(
             subset=subset.value,  # type: ignore[arg-type]
             min_tasks=min_tasks,
             allow_partial=allow_partial,
+            allow_unpaired=allow_unpaired,
         )
+    except UnpairedRunsError as exc:
+        for line in exc.warnings:
+            typer.echo(f"warning: {line}", err=True)
+        fail(str(exc))
     except (GateInputError, RunLoadError, CompareError) as exc:
         fail(str(exc))
+    for diff in report.pairing:
+        typer.echo(f"warning: {diff.warning(report.baseline.run_id, report.run.run_id)}", err=True)  # type: ignore[union-attr]
 
     if junit is not None:
         from tauguard.output_file import write_output

@@ -10,6 +10,10 @@ import typer
 
 from tauguard.cli.common import OutputFormat, check_output_file, fail, ranged
 
+# tauguard.classifier.metrics.DEFAULT_RESAMPLES (the paper's 5,000), not imported: it loads numpy
+# at start-up; a test keeps the two equal.
+DEFAULT_RESAMPLES = 5000
+
 app = typer.Typer(
     help="The learned classifier gate: train on probes, evaluate, and run the paper's ablations (see docs/classifier.md).",
     no_args_is_help=True,
@@ -62,7 +66,7 @@ def train(
         "gold", "--train-policy", help="The clause in the training states: gold (the paper), retrieved (as deployed) or none."
     ),
     test: Optional[Path] = typer.Option(None, "--test", help="Also evaluate on these (disjoint) probes, retrieved clause. \\[default: none]"),
-    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples (the paper: 5,000)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """Train the classifier (TF-IDF + class-balanced logistic regression) on gold-clause states
@@ -109,7 +113,7 @@ def eval_(
     policy: str = typer.Option("retrieved", "--policy", help=POLICY_HELP),
     versus: Optional[str] = typer.Option(None, "--versus", help="A second policy input: paired comparison on the same probes. \\[default: none]"),
     representation: Optional[str] = typer.Option(None, "--representation", "-r", help="Expected representation (an artifact trained on another is an error). \\[default: the artifact's]"),
-    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples (the paper: 5,000)."),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Bootstrap seed."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
@@ -161,7 +165,7 @@ def ablate(
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Local sentence-transformers model directory. \\[default: none]"),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated sections: table1, representation, recall, injection, leak. \\[default: all five]"),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of training, clause draws and the bootstrap."),
-    resamples: int = typer.Option(2000, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", **ranged("--resamples"), help="Task-clustered bootstrap resamples (the paper: 5,000)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """The paper's measurements: Table 1 (policy input gold / retrieved / mismatched / none),

@@ -34,16 +34,18 @@ def compare(
     primary_k: int | None = typer.Option(
         None, "--primary-k", **ranged("--primary-k"), help="Declared primary k (default: the largest k both runs share)."
     ),
-    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap and permutation draws."),
-    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap and Monte Carlo resamples."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Monte Carlo sign-flip patterns."),
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation or mutation tasks."),
     domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain. \\[default: every domain]"),
 ) -> None:
-    """Compare runs task by task: Δpass^k with paired bootstrap CI, permutation p, McNemar.
+    """Compare runs task by task: Δpass^k with an adjusted paired CI, permutation p, McNemar.
 
     The first run is the baseline; each other run is compared to it. "better"/"worse" are
-    said only when the CI excludes 0 and the permutation p is below 1 - confidence.
+    said only when the CI excludes 0 and the permutation p is below 1 - confidence; otherwise
+    the output gives the smallest |Δ| the design could detect. Runs whose manifests differ in
+    what pairing needs get one warning line per difference.
     """
     from tauguard.compare import CompareError, compare_runs, load_runs
     from tauguard.reporting import render_compare_csv, render_compare_json, render_compare_text
@@ -68,6 +70,11 @@ def compare(
     for run in loaded:
         if run.skipped_lines:
             typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
+    if fmt in (CompareFormat.json, CompareFormat.csv):
+        # Table and markdown print them in the body; machine formats keep stdout clean.
+        for comp in report.comparisons:
+            for line in comp.pairing_warnings():
+                typer.echo(f"warning: {line}", err=True)
     if fmt == CompareFormat.json:
         typer.echo(render_compare_json(report, tasks=tasks))
     elif fmt == CompareFormat.csv:

@@ -74,6 +74,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.strategies", "strategies", "strategies"),
     ("tauguard.cli.compare", "compare", "compare"),
     ("tauguard.cli.check", "check", "check"),
+    ("tauguard.cli.power", "power", "power"),
     ("tauguard.cli.report", "report", "report"),
     ("tauguard.cli.faults", "app", "faults"),
     ("tauguard.cli.attacks", "attacks", "attacks"),

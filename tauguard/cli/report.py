@@ -87,6 +87,9 @@ def report(
     for run in loaded:
         if run.skipped_lines:
             typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
+    for note in data.compare_notes:
+        if note.startswith("warning: "):  # unpaired runs (tauguard.pairing), also shown on the page
+            typer.echo(note, err=True)
     try:
         size = write_report(data, output)
     except PlotDependencyError as exc:

@@ -76,13 +76,34 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
                 row[f"{mdef.column}{kv.k}"] = _fmt(kv.value)
             if i == 0:
                 row["avg reward"] = _fmt(sl.avg_reward)
+        row["process-valid"] = _fmt(sl.process_valid_rate)
         row["step-TCR"], row["trace-TCR"] = _fmt(sl.step_tcr), _fmt(sl.trace_tcr)
         row["infra err"] = sl.infra_errors
         rows.append(row)
+    columns = list(dict.fromkeys(key for row in rows for key in row))  # slices may stop at different ks
+    rows = [{key: row.get(key, "-") for key in columns} for row in rows]
     lines.append("")
-    ks = f"k = 1..{k}" if k else "no evaluated trial yet"
+    overall = s.metrics.get("all")
+    if k and overall is not None:
+        ks = f"k = 1..{k}, each k over the same {overall.evaluated_tasks} task(s)"
+        if s.metrics.max_trials > k:
+            ks += (
+                f"; tasks have up to {s.metrics.max_trials} evaluated trials but some only {k}, and like tau2 "
+                f"pass^k stops at the smallest count (so it never rises with k)"
+            )
+    else:
+        ks = "no evaluated trial yet"
     lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), {ks}")
     lines.append(fit_table(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+    if overall is not None and overall.process_traces:
+        lines.append(
+            f"process (PolicyGuide §4.7): process-valid = reward 1 AND every applicable check, over all "
+            f"{overall.process_traces} trials with a trace; step-/trace-TCR over the {overall.process_passed_traces} "
+            f"outcome-passing traces only (a diagnostic: failing a task removes its trace), "
+            f"{overall.process_unassessed} of them with no applicable check and not assessed"
+        )
+    for note in s.metrics.metric_notes.values():
+        lines.append(f"note: {note}")
     if ci:
         lines.append(ci)
     lines.append("")

@@ -222,9 +222,8 @@ def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutco
         precision, recall = _ratio(tp, predicted), _ratio(tp, support)
         f1 = _ratio(2 * tp, support + predicted)
         per_class[label] = ClassScore(precision=precision, recall=recall, f1=f1, support=support, predicted=predicted)
-    # Macro over the labels that occur among gold or predicted labels (as scikit-learn does).
-    present = [lab for lab in LABELS if per_class[lab].support or per_class[lab].predicted]
-    macro = sum(per_class[lab].f1 for lab in present) / len(present) if present else 0.0
+    # Macro over all three labels, as the classifier paper does: an absent label scores 0.
+    macro = sum(per_class[lab].f1 for lab in LABELS) / len(LABELS)
     allow_n = per_class["allow"].support
     false_blocks = confusion["allow"]["verify"] + confusion["allow"]["refuse"]
     by_domain: dict[str, Counter[str]] = {}

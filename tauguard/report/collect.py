@@ -26,12 +26,15 @@ from tauguard.metrics import (
     KMetricKind,
     Subset,
     TaskOutcome,
+    common_k,
+    metric_def,
     run_is_simulated,
     run_task_outcomes,
     select,
     task_outcomes,
 )
 from tauguard.outcome_index import RecordTally, UnitOutcome
+from tauguard.pairing import PairingDifference
 from tauguard.process.score import judge_note
 from tauguard.records import TrialRecord
 from tauguard.report.curves import curve
@@ -238,7 +241,8 @@ def _panels(
             chosen = select(outs, subset, dom)
             if kind == "asr@" and not any(o.is_attacked for o in chosen):
                 continue
-            k_max = max((o.attack_trials if kind == "asr@" else o.trials for o in chosen), default=0)
+            # tau2's rule, as in `show`: up to the smallest trial count, every k over the same tasks.
+            k_max = common_k(chosen, metric_def(kind))
             if not chosen or k_max == 0:
                 continue
             curves.append(
@@ -456,7 +460,12 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     if len(runs) > 1:
         data.compare_json, data.deltas, notes = _comparisons(runs, opts)
         if data.compare_json is not None:
-            notes = [n for c in data.compare_json["comparisons"] for n in c["notes"]] + notes
+            comps = data.compare_json["comparisons"]
+            # Unpaired runs (tauguard.pairing): one warning per manifest field that differs.
+            notes = [
+                "warning: " + PairingDifference(**d).warning(c["baseline"]["run_id"], c["candidate"]["run_id"])
+                for c in comps for d in c.get("pairing", [])
+            ] + [n for c in comps for n in c["notes"]] + notes
             data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
         data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tauguard.guard import GuardEvent
 from tauguard.records import Manifest, TrialRecord
@@ -41,8 +41,12 @@ def write_run(
     simulated: bool = True,
     strategy: str = "react",
     trials: int | None = None,
+    manifest: dict[str, Any] | None = None,
 ) -> Path:
-    """Write a run directory ``root/name`` with one record per (task, trial); return its path."""
+    """Write a run directory ``root/name`` with one record per (task, trial); return its path.
+
+    ``manifest`` overrides manifest fields (``seed``, ``fault_profile``, ``config`` ...).
+    """
     run_dir = root / name
     task_ids: dict[str, list[str]] = {}
     for t in tasks:
@@ -65,7 +69,7 @@ def write_run(
             user_llm=llm,
             seed=0,
             max_steps=100,
-        ),
+        ).model_copy(update=manifest or {}),
     )
     writer = RecordWriter(run_dir)
     try:

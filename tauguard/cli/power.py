@@ -1,0 +1,105 @@
+"""`tauguard power RUN [--vs RUN2] --delta D --k K`: tasks × trials for 80 % power, by simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from tauguard.cli.common import OutputFormat, fail, ranged
+
+if TYPE_CHECKING:
+    from tauguard.power import PowerPlan
+
+
+def render_power(plan: PowerPlan, fmt: str) -> str:
+    """The plan as a table or markdown."""
+    from tabulate import tabulate
+
+    from tauguard.records import SIMULATION_NOTE
+
+    md = fmt == "markdown"
+    lines = []
+    if plan.simulated:
+        lines += [f"> **{SIMULATION_NOTE}**" if md else SIMULATION_NOTE, ""]
+    versus = f" vs {plan.vs_run_id}" if plan.vs_run_id else ""
+    lines.append(
+        f"power plan for Δ{plan.metric} = {plan.delta:+.3f} from pilot {plan.run_id}{versus} "
+        f"({plan.pilot_tasks} tasks, pilot {plan.metric} {plan.baseline_value:.3f}): "
+        f"{plan.target_power:.0%} power at {plan.confidence:.0%} confidence, {plan.simulations} simulated pairs per design"
+    )
+    lines.append("")
+    rows = [
+        {"trials per task": d.trials, "tasks needed": d.tasks, "total trials per run": d.tasks * d.trials, "power": f"{d.power:.3f}"}
+        for d in plan.designs
+    ]
+    if rows:
+        lines.append(tabulate(rows, headers="keys", tablefmt="github" if md else "simple", disable_numparse=True))
+        lines.append("")
+    c = plan.current
+    lines.append(f"this run as it stands ({c.tasks} tasks × {c.trials} trials): power {c.power:.3f} at Δ = {plan.delta:+.3f}")
+    if plan.mde is None:
+        lines.append(f"minimum detectable effect: none of this sign reaches {plan.target_power:.0%} power at this design")
+    else:
+        lines.append(f"minimum detectable effect: |Δ{plan.metric}| ≥ {plan.mde:.3f} ({plan.target_power:.0%} power)")
+    lines += [f"note: {n}" for n in plan.notes]
+    lines.append(
+        "Model: tasks drawn from the pilot's per-task success rates, independent trials, compare's adjusted CI "
+        "(see docs/compare_and_check.md); sim runs on one seed are more alike, so this is conservative for them."
+    )
+    return "\n".join(lines)
+
+
+def power(
+    run: Path = typer.Argument(..., help="The pilot run whose per-task success rates stand for the tasks."),
+    vs: Path | None = typer.Option(None, "--vs", help="A second run: its per-task rates shape the candidate. \\[default: none]"),
+    delta: float | None = typer.Option(
+        None, "--delta", help="Δpass^k to detect, e.g. -0.05 or 0.05 (default with --vs: the observed Δ)."
+    ),
+    k: int | None = typer.Option(None, "--k", **ranged("--primary-k"), help="pass^k's k (default: the largest k every pilot task supports)."),
+    target: float = typer.Option(0.8, "--power", min=0.5, max=0.99, help="Target power."),
+    confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
+    simulations: int = typer.Option(1000, "--simulations", min=100, max=100_000, help="Simulated pairs of runs per design."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the simulation."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+) -> None:
+    """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
+
+    Simulates pairs of runs from the pilot run's per-task success rates and decides each as
+    `compare` does. Without --vs the candidate breaks (Δ < 0) or fixes (Δ > 0) whole tasks.
+    """
+    from tauguard.compare import load_runs
+    from tauguard.metrics import run_is_simulated, run_task_outcomes
+    from tauguard.power import PowerError, plan_power
+    from tauguard.store import RunLoadError
+
+    try:
+        loaded = load_runs([run] + ([vs] if vs is not None else []), conversations=False, records=False)
+        pilot = run_task_outcomes(loaded[0])
+        versus = run_task_outcomes(loaded[1]) if vs is not None else None
+        ns = [o.trials for o in pilot if o.trials > 0]
+        plan = plan_power(
+            pilot,
+            run_id=loaded[0].manifest.run_id,
+            simulated=any(run_is_simulated(r) for r in loaded),
+            k=k if k is not None else max(1, min(ns, default=1)),
+            delta=delta,
+            versus=versus,
+            vs_run_id=loaded[1].manifest.run_id if vs is not None else None,
+            target_power=target,
+            confidence=confidence,
+            simulations=simulations,
+            seed=seed,
+        )
+    except (RunLoadError, PowerError) as exc:
+        fail(str(exc))
+    if vs is not None:
+        from tauguard.pairing import pairing_warnings
+
+        for line in pairing_warnings(loaded[0].manifest, loaded[1].manifest):
+            typer.echo(f"warning: {line}", err=True)
+    if fmt == OutputFormat.json:
+        typer.echo(plan.model_dump_json(indent=2))
+    else:
+        typer.echo(render_power(plan, fmt.value))

@@ -1,0 +1,275 @@
+"""Power planning by simulation from a pilot run: tasks × trials for a Δpass^k, and the run's MDE.
+
+The pilot run's per-task success rates ``p_i = c_i / n_i`` stand for the task population. A
+simulated pair of runs draws ``tasks`` tasks from the pilot's (with replacement), gives each
+``trials`` independent trials per run, computes pass^k per task (C(c,k)/C(n,k)) and decides as
+`tauguard compare` does with its adjusted CI (:func:`tauguard.stats.adjusted_mean_cis`): a
+difference is detected when the CI excludes 0 on the side of the true Δ and at least
+:func:`tauguard.stats.min_tasks_to_reject` tasks differ (fewer could never give the sign-flip
+test p < α). Power is the share of simulated pairs with a detection.
+
+The candidate's per-task rates:
+
+- without a second run, a change of whole tasks, as guards make: for Δ < 0 each task breaks
+  (rate 0) with probability ``r = -Δ / E[p^k]``, for Δ > 0 each task is fixed (rate 1) with
+  probability ``r = Δ / E[1 - p^k]``, so the population Δpass^k is exactly Δ;
+- with a second run (``--vs``), its own per-task rates ``q_i`` (the tasks both runs have), scaled
+  towards or beyond them, ``p_i + λ (q_i - p_i)`` clipped to [0, 1], with λ found so that the
+  population Δ is the requested one (λ = 1: the observed difference).
+
+Trials are independent given the rates; sim runs on one seed are more alike than that, so the
+estimate is conservative for them. Pure library: numpy only, no tau2 or litellm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from tauguard.metrics import TaskOutcome
+from tauguard.stats import min_tasks_to_reject
+
+# Task counts tried when searching for the fewest tasks that reach the target power.
+MAX_TASKS = 5_000
+TRIAL_MULTIPLES = (1, 2, 4)  # trials per task tried: k, 2k, 4k
+
+
+class PowerError(ValueError):
+    """A power question that cannot be answered (bad Δ, no pilot task); one-line message."""
+
+
+class DesignPower(BaseModel):
+    """The estimated power of one design."""
+
+    tasks: int
+    trials: int
+    power: float
+
+
+class PowerPlan(BaseModel):
+    """`tauguard power`'s answer."""
+
+    run_id: str
+    vs_run_id: str | None = None
+    simulated: bool
+    metric: str  # e.g. "pass^4"
+    k: int
+    delta: float  # the population Δpass^k planned for
+    target_power: float
+    confidence: float
+    simulations: int
+    seed: int
+    pilot_tasks: int
+    pilot_trials: int  # the smallest evaluated trial count of a pilot task
+    baseline_value: float  # the pilot's population pass^k
+    designs: list[DesignPower] = Field(default_factory=list)  # per trial count: fewest tasks reaching the target
+    current: DesignPower  # the run as it stands, at Δ
+    mde: float | None  # smallest |Δ| (same sign) the run as it stands detects with the target power
+    notes: list[str] = Field(default_factory=list)
+
+
+def _pass_table(trials: int, k: int) -> np.ndarray:
+    return np.array([comb(c, k) / comb(trials, k) for c in range(trials + 1)])
+
+
+def _population(p: np.ndarray, k: int) -> float:
+    return float(np.mean(p**k))
+
+
+class _Model:
+    """Baseline and candidate per-task rates for a target Δ (see the module docstring)."""
+
+    def __init__(self, p: np.ndarray, q: np.ndarray | None, k: int) -> None:
+        self.p, self.q, self.k = p, q, k
+
+    # Scales λ of the second run's per-task change: fine up to 1, then geometric. Clipping at
+    # 0 and 1 makes Δ(λ) non-monotone (tasks that got worse hit 0 first), so it is searched on a grid.
+    _LAMBDAS = np.concatenate([np.linspace(0, 1, 201), np.geomspace(1.01, 1e3, 200)])
+
+    def _delta_at(self, lam: float) -> float:
+        assert self.q is not None
+        return _population(np.clip(self.p + lam * (self.q - self.p), 0, 1), self.k) - _population(self.p, self.k)
+
+    def max_delta(self, sign: int) -> float:
+        """The largest |Δ| of that sign the model can produce."""
+        base = _population(self.p, self.k)
+        if self.q is None:
+            return base if sign < 0 else 1 - base
+        return max(0.0, max(sign * self._delta_at(lam) for lam in self._LAMBDAS))
+
+    def candidate(self, delta: float) -> tuple[np.ndarray, float]:
+        """Per-task candidate rates and, without a second run, the per-task break/fix probability."""
+        base = _population(self.p, self.k)
+        if self.q is None:
+            r = -delta / base if delta < 0 else delta / (1 - base)
+            return self.p, float(r)
+        sign = 1 if delta > 0 else -1
+        # The first grid λ reaching |Δ|, refined by bisection against its predecessor.
+        hi = next(i for i, lam in enumerate(self._LAMBDAS) if sign * self._delta_at(lam) >= abs(delta) - 1e-12)
+        lo_lam, hi_lam = (self._LAMBDAS[hi - 1] if hi else 0.0), self._LAMBDAS[hi]
+        for _ in range(60):
+            mid = (lo_lam + hi_lam) / 2
+            lo_lam, hi_lam = (mid, hi_lam) if sign * self._delta_at(mid) < abs(delta) else (lo_lam, mid)
+        return np.clip(self.p + hi_lam * (self.q - self.p), 0, 1), 0.0
+
+
+def _power(
+    model: _Model, delta: float, tasks: int, trials: int, *, simulations: int, confidence: float, rng: np.random.Generator
+) -> float:
+    """Share of simulated pairs of runs in which the difference is detected on Δ's side."""
+    table = _pass_table(trials, model.k)
+    q_all, r = model.candidate(delta)
+    idx = rng.integers(0, model.p.size, size=(simulations, tasks))
+    p, q = model.p[idx], q_all[idx]
+    if model.q is None:
+        changed = rng.random((simulations, tasks)) < r
+        q = np.where(changed, 0.0 if delta < 0 else 1.0, p)
+    d = table[rng.binomial(trials, q)] - table[rng.binomial(trials, p)]
+    # The adjusted Wald CI of tauguard.stats.adjusted_mean_cis, vectorised over the simulations.
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    centre = d.sum(axis=1) / (tasks + 2)
+    var = np.maximum(0.0, (np.square(d).sum(axis=1) + 2) / (tasks + 2) - centre**2)
+    half = z * np.sqrt(var / (tasks + 2))
+    side = (centre - half > 0) if delta > 0 else (centre + half < 0)
+    enough = np.count_nonzero(d, axis=1) >= min_tasks_to_reject(1 - confidence)
+    return float(np.mean(side & enough))
+
+
+def _fewest_tasks(model: _Model, delta: float, trials: int, target: float, **kw: object) -> DesignPower | None:
+    """The fewest tasks (up to :data:`MAX_TASKS`) reaching ``target`` at this trial count.
+
+    Doubling from 6 tasks, then bisection: the designs tried stay near the answer, so a plan
+    for a large effect never simulates thousands of tasks.
+    """
+    lo, hi = 0, 6
+    while True:
+        got = _power(model, delta, hi, trials, **kw)  # type: ignore[arg-type]
+        if got >= target:
+            break
+        if hi >= MAX_TASKS:
+            return None
+        lo, hi = hi, min(2 * hi, MAX_TASKS)
+    hi_power = got
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        got = _power(model, delta, mid, trials, **kw)  # type: ignore[arg-type]
+        if got >= target:
+            hi, hi_power = mid, got
+        else:
+            lo = mid
+    return DesignPower(tasks=hi, trials=trials, power=hi_power)
+
+
+def _mde(model: _Model, sign: int, tasks: int, trials: int, target: float, **kw: object) -> float | None:
+    reach = model.max_delta(sign)
+    if _power(model, sign * reach, tasks, trials, **kw) < target:  # type: ignore[arg-type]
+        return None
+    lo, hi = 0.0, reach
+    for _ in range(12):  # |Δ| to about 1e-4 of the reachable range
+        mid = (lo + hi) / 2
+        if _power(model, sign * mid, tasks, trials, **kw) >= target:  # type: ignore[arg-type]
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def plan_power(
+    pilot: Sequence[TaskOutcome],
+    *,
+    run_id: str,
+    simulated: bool,
+    k: int,
+    delta: float | None,
+    versus: Sequence[TaskOutcome] | None = None,
+    vs_run_id: str | None = None,
+    target_power: float = 0.8,
+    confidence: float = 0.95,
+    simulations: int = 1_000,
+    seed: int = 0,
+) -> PowerPlan:
+    """Tasks × trials for 80 % (``target_power``) power to detect Δpass^k = ``delta``, and the pilot's MDE.
+
+    ``delta`` may be omitted with ``versus``: the observed difference is planned for. Raises
+    :class:`PowerError` with one line for a Δ that is 0, outside (-1, 1) or not reachable from
+    the pilot's rates, or a pilot without evaluated trials.
+    """
+    if k < 1:
+        raise PowerError(f"k must be >= 1, got {k}")
+    if not 0 < target_power < 1:
+        raise PowerError(f"power must be in (0, 1), got {target_power:g}")
+    if simulations < 100:
+        raise PowerError(f"simulations must be >= 100, got {simulations}")
+    tasks = [o for o in pilot if o.trials > 0]
+    if not tasks:
+        raise PowerError(f"run {run_id} has no task with an evaluated trial to plan from")
+    notes: list[str] = []
+    q = None
+    if versus is not None:
+        other = {o.key: o for o in versus if o.trials > 0}
+        common = [o for o in tasks if o.key in other]
+        if not common:
+            raise PowerError(f"runs {run_id} and {vs_run_id} have no task with evaluated trials in common")
+        if len(common) < len(tasks):
+            notes.append(f"{len(tasks) - len(common)} pilot task(s) not in {vs_run_id} left out")
+        tasks = common
+        q = np.array([other[o.key].successes / other[o.key].trials for o in tasks])
+    p = np.array([o.successes / o.trials for o in tasks])
+    model = _Model(p, q, k)
+    base = _population(p, k)
+    if delta is None:
+        if q is None:
+            raise PowerError("give --delta (the difference in pass^k to detect), or --vs RUN to plan for the observed one")
+        delta = _population(q, k) - base
+        notes.append(f"Δ = {delta:+.3f}: the observed difference of {vs_run_id} from {run_id} (pilot rates)")
+        if delta == 0:
+            raise PowerError(f"runs {run_id} and {vs_run_id} have the same pilot pass^{k}; give --delta")
+    if not -1 < delta < 1 or delta == 0:
+        raise PowerError(f"invalid --delta {delta:g}; allowed: a non-zero difference in pass^k between -1 and 1")
+    sign = 1 if delta > 0 else -1
+    reach = model.max_delta(sign)
+    if abs(delta) > reach + 1e-12:
+        raise PowerError(
+            f"Δpass^{k} = {delta:+.3f} is not reachable from {run_id}'s pass^{k} of {base:.3f}: "
+            f"at most {sign * reach:+.3f} in that direction"
+        )
+    pilot_trials = min(o.trials for o in tasks)
+    rng = np.random.default_rng(seed)
+    kw = {"simulations": simulations, "confidence": confidence, "rng": rng}
+    designs = []
+    for mult in TRIAL_MULTIPLES:
+        found = _fewest_tasks(model, delta, k * mult, target_power, **kw)
+        if found is None:
+            notes.append(f"{k * mult} trials per task: not even {MAX_TASKS} tasks reach {target_power:.0%} power")
+        else:
+            designs.append(found)
+    current_trials = max(pilot_trials, k)
+    if pilot_trials < k:
+        notes.append(f"the pilot has only {pilot_trials} trial(s) on some task; its design is taken at {k} trials")
+    current = DesignPower(
+        tasks=len(tasks), trials=current_trials, power=_power(model, delta, len(tasks), current_trials, **kw)  # type: ignore[arg-type]
+    )
+    return PowerPlan(
+        run_id=run_id,
+        vs_run_id=vs_run_id,
+        simulated=simulated,
+        metric=f"pass^{k}",
+        k=k,
+        delta=delta,
+        target_power=target_power,
+        confidence=confidence,
+        simulations=simulations,
+        seed=seed,
+        pilot_tasks=len(tasks),
+        pilot_trials=pilot_trials,
+        baseline_value=base,
+        designs=designs,
+        current=current,
+        mde=_mde(model, sign, len(tasks), current_trials, target_power, **kw),
+        notes=notes,
+    )
