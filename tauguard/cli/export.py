@@ -15,7 +15,7 @@ from tauguard.cli.common import OutputFormat, check_output_file, fail
 def export(
     run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
     output: Path = typer.Option(..., "-o", "--output", help="The τ² results file to write (.json, or .json.gz compressed)."),
-    domain: Optional[str] = typer.Option(None, "--domain", help="The domain to export, for runs of several domains."),
+    domain: Optional[str] = typer.Option(None, "--domain", help="The domain to export (default: the run's only domain; required for runs of several)."),
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT if it exists."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
