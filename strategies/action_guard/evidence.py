@@ -8,10 +8,10 @@ A user's claim never becomes an entity fact.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tauguard.dialogue.statement import walk_dicts
 from tauguard.conversation import Conversation, ToolCallView
 from tauguard.dialogue.view import DialogueView, view_of
 
@@ -54,16 +54,6 @@ def _parse(content: str) -> Any:
         return json.loads(content)
     except (ValueError, TypeError):
         return None
-
-
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(value, dict):
-        yield value
-        for child in value.values():
-            yield from _walk(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _walk(child)
 
 
 def _entity_key(record: dict[str, Any]) -> tuple[str, str] | None:
@@ -112,7 +102,7 @@ class Evidence:
             status = obs.data if isinstance(obs.data, str) else obs.content.strip().strip('"')
             if isinstance(number, str) and isinstance(date, str):
                 self.flight_status[(number, date)] = status.lower()
-        for record in _walk(obs.data):
+        for record in walk_dicts(obs.data):
             key = _entity_key(record)
             if key is None:
                 continue
@@ -152,7 +142,7 @@ class Evidence:
         """(flight_number, date) pairs seen in flight search results."""
         pairs: set[tuple[str, str]] = set()
         for obs in self.results_of("search_direct_flight", "search_onestop_flight"):
-            for record in _walk(obs.data):
+            for record in walk_dicts(obs.data):
                 number = record.get("flight_number")
                 date = record.get("date") or obs.call.arguments.get("date")
                 if isinstance(number, str) and isinstance(date, str):

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tauguard.datafiles import load_jsonl
+
 DATA_DIR = Path(__file__).parent / "data"
 
 #: How the statement relates to the write (what makes a case easy or hard).
@@ -155,13 +157,4 @@ def candidates(path: Path, domain: str, write_tools: set[str], window: int = 3) 
 
 def load_cases(paths: Sequence[Path] | None = None) -> list[ConfirmationCase]:
     """Every labelled case in ``paths`` (default: ``tauguard/dialogue/data/*.jsonl``), validated."""
-    files = sorted(paths) if paths is not None else sorted(DATA_DIR.glob("*.jsonl"))
-    cases: list[ConfirmationCase] = []
-    for file in files:
-        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    cases.append(ConfirmationCase.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
-    return cases
+    return load_jsonl(sorted(paths) if paths is not None else sorted(DATA_DIR.glob("*.jsonl")), ConfirmationCase)

@@ -48,14 +48,15 @@ def values_at(value: Any, path: list[str]) -> list[Any]:
     return []
 
 
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
+def walk_dicts(value: Any) -> Iterator[dict[str, Any]]:
+    """Every dict in a parsed JSON value, depth first (tool results nest their records)."""
     if isinstance(value, dict):
         yield value
         for child in value.values():
-            yield from _walk(child)
+            yield from walk_dicts(child)
     elif isinstance(value, list):
         for child in value:
-            yield from _walk(child)
+            yield from walk_dicts(child)
 
 
 def norm(text: str) -> str:
@@ -123,7 +124,7 @@ def facts_of(view: DialogueView) -> Facts:
     for result in view.results:
         if result.error:
             continue
-        for record in _walk(result.data):
+        for record in walk_dicts(result.data):
             for key in ("reservation_id", "order_id", "user_id"):
                 value = record.get(key)
                 if isinstance(value, str) and (key != "user_id" or "payment_methods" in record or len(record) > 3):
