@@ -122,4 +122,4 @@ def test_the_readme_runs_in_order_in_a_fresh_checkout(tmp_path: Path):
     env.pop("OPENAI_API_KEY", None)
     done = subprocess.run(["bash", "-c", script()], cwd=clone, env=env, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, done.stderr[-4000:]
-    assert (clone / "runs" / "report.html").is_file() and (clone / "runs" / "clf-airline.joblib").is_file()
+    assert (clone / "runs" / "report.html").is_file() and (clone / "runs" / "clf-airline.json.gz").is_file()
