@@ -20,6 +20,7 @@ from tauguard.cli.common import (
     show_progress,
     task_ids_option,
 )
+from tauguard.errors import TauguardInputError
 
 
 def audit(
@@ -100,8 +101,8 @@ def audit(
                 fail(f"--labels {path}: not a file")
         try:
             chosen = load_labels(labels)
-        except ValueError as exc:
-            fail(f"--labels: {exc}")
+        except TauguardInputError as exc:
+            fail(f"--labels: {exc.first_line()}")
     report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
                        progress=ticker, workers=workers, labels=chosen)
     if output is not None:

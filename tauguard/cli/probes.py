@@ -82,10 +82,7 @@ def build(
         splits = t2.task_splits(domain)
         if split not in splits:
             fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
-        try:
-            probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
-        except ValueError as exc:
-            fail(str(exc))
+        probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))  # errors: exit 2 in main
         what = f"{domain}/{split}"
     try:
         write_probes(output, probes)
@@ -126,10 +123,7 @@ def eval_(
                 end = "\n" if done == total or as_lines else "\r"
                 sys.stderr.write(f"  {done}/{total} probes{end}")
 
-    try:
-        check_probes(items)
-    except ValueError as exc:
-        fail(str(exc))
+    check_probes(items)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
     report = evaluate_probes(strategy, items, options, progress=ticker)
     typer.echo(render_report(report, fmt.value))
 
@@ -183,10 +177,7 @@ def sweep_(
     ids = merge_task_ids(task_ids)
     if ids and len(domains) != 1:
         fail("--task-ids needs a single --domain (task ids are per domain)")
-    try:
-        instance = create_strategy(strategy, options)
-    except ValueError as exc:  # unknown strategy or invalid options
-        fail(str(exc))
+    instance = create_strategy(strategy, options)  # unknown strategy or invalid options: exit 2 in main
     selected: dict[str, list[str]] = {}
     for name in domains:
         splits = t2.task_splits(name)

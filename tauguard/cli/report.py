@@ -54,7 +54,8 @@ def report(
     from tauguard.store import RunLoadError
 
     check_output_file(output, "-o/--output")  # before any work: a regular file or none yet
-    from tauguard.report.guards import AuditInputError, read_audit
+    from tauguard.errors import TauguardInputError
+    from tauguard.report.guards import read_audit
 
     try:
         audit_objs = [read_audit(a) for a in audits]
@@ -63,7 +64,7 @@ def report(
             from tauguard.benchmark.real_writes import load_labels
 
             labelled = load_labels(labels)
-    except (AuditInputError, ValueError, OSError) as exc:
+    except (TauguardInputError, OSError) as exc:  # AuditInputError, DataFileError
         fail(str(exc))
     if labels and not audits:
         fail("--labels applies to --audit: give the audit report of a run")

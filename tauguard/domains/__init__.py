@@ -19,13 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tauguard.datafiles import load_toml
+from tauguard.errors import TauguardInputError
 
 DIR = Path(__file__).parent
 ClauseKind = Literal["identity", "state", "eligibility", "argument", "limit", "dialogue"]
 CLAUSE_ID = r"^[a-z]+\.[a-z0-9_]+$"
 
 
-class UnknownClauseError(ValueError):
+class UnknownClauseError(TauguardInputError):
     """A clause id that no domain pack defines."""
 
 

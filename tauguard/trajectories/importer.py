@@ -27,13 +27,14 @@ from tauguard.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
 from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts
 from tauguard.trajectories.load import ResultsFile
+from tauguard.errors import TauguardInputError
 
 IMPORTED = "imported"
 # The parts of a task definition that scoring or replay read.
 _COMPARED = ("actions", "reward_basis", "communicate_info", "env_assertions")
 
 
-class ImportRunError(ValueError):
+class ImportRunError(TauguardInputError):
     """An import that cannot proceed (e.g. the run directory exists); one line for the user."""
 
 
