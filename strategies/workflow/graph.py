@@ -284,8 +284,8 @@ def check_contract(graph: FlatGraph) -> None:
             if nid.startswith(request.id + "."):
                 serving.setdefault(nid.split(".", 1)[1], set()).update(request.tools)
     for nid, node in graph.nodes.items():
-        request = graph.request_of(nid)
-        tools = sorted(serving.get(nid.split(".", 1)[1], set())) if request is not None else all_tools
+        owner = graph.request_of(nid)
+        tools = sorted(serving.get(nid.split(".", 1)[1], set())) if owner is not None else all_tools
         for cid in node.clauses:
             check_scope(domain, tools, cid, f"workflow node {nid}")
         if node.match is not None and node.tool is not None:

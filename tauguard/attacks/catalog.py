@@ -8,7 +8,7 @@ from __future__ import annotations
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tauguard.domains.consistency import ContractError, check_scope, check_write
 from tauguard.attacks.model import (
@@ -85,6 +85,7 @@ def domain_targets(domain: str) -> dict[str, AttackTarget]:
     tempted = temptations(domain)
     out: dict[str, AttackTarget] = {}
     for entry in parsed.target:
+        source: Literal["temptation", "authored"]
         if entry.tool is None:
             temptation = tempted.get(entry.task_id)
             if temptation is None or entry.arguments is not None:

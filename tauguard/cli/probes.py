@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -193,7 +194,7 @@ def sweep_(
     results = {
         name: sweep(
             instance, name, split, follow_reads, options=options, task_ids=chosen,
-            progress=lambda task_id, done, total, name=name: ticker(name, task_id, done, total),
+            progress=functools.partial(ticker, name),
         )
         for name, chosen in selected.items()
     }

@@ -76,7 +76,7 @@ def report(
         gate_base = load_runs([baseline], conversations=False, records=False)[0] if baseline is not None else None
         opts = ReportOptions(
             primary_k=primary_k, seed=seed, n_resamples=resamples, confidence=confidence, floors=floors_config,
-            gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,  # type: ignore[arg-type]
+            gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,
             audits=audit_objs, labels=labelled,
         )
         if metric is not None and baseline is None:

@@ -76,7 +76,7 @@ class ProbeReport(BaseModel):
     strategy: str
     options: dict[str, Any] = Field(default_factory=dict)
     probes: int
-    labels: list[str] = Field(default_factory=lambda: list(LABELS))
+    labels: list[str] = Field(default_factory=lambda: [str(label) for label in LABELS])
     confusion: dict[str, dict[str, int]]  # gold label -> predicted label -> count
     per_class: dict[str, ClassScore]
     macro_f1: float
@@ -212,7 +212,7 @@ def _ratio(num: int, den: int) -> float:
 
 def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutcome]) -> ProbeReport:
     """Confusion matrix and scores from probe outcomes (labels allow / verify / refuse)."""
-    confusion = {g: dict.fromkeys(LABELS, 0) for g in LABELS}
+    confusion: dict[str, dict[str, int]] = {g: dict.fromkeys(LABELS, 0) for g in LABELS}
     for o in outcomes:
         confusion[o.label][o.predicted] += 1
     per_class: dict[str, ClassScore] = {}

@@ -245,14 +245,14 @@ def _audit_records(
     guard_llm: str | None,
     progress: Callable[[int, int], None] | None = None,
     definitions: dict[str, Any] | None = None,
-) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, Counter[str]]:
+) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, defaultdict[str, float]]:
     """Replay ``records`` and gate their writes with every strategy (one process)."""
     created = {name: create_strategy(name, options) for name in strategies}
     tasks = run_tasks(domain, {r.task_id for r in records}, definitions)
     agent_types, _ = t2.tool_types(domain)
     replay_stats = ReplayStats()
     audited: dict[str, list[AuditedWrite]] = {name: [] for name in strategies}
-    seconds: Counter[str] = Counter()
+    seconds: defaultdict[str, float] = defaultdict(float)  # strategy -> seconds in its hooks
     for index, rec in enumerate(records):
         task = tasks[rec.task_id]
         gold = gold_writes(domain, task)
@@ -335,12 +335,13 @@ def audit_run(
         audited = {name: sorted((w for part in parts for w in part[0][name]),
                                 key=lambda w: (order[(domain, w.task_id, w.trial)], w.step)) for name in strategies}
         replay_stats = ReplayStats()
-        seconds = Counter()
+        seconds = defaultdict(float)
         for _, stats, secs in parts:
             for field_ in ("simulations", "tool_calls", "mismatches", "benign", "unfaithful_simulations"):
                 setattr(replay_stats, field_, getattr(replay_stats, field_) + getattr(stats, field_))
             replay_stats.details.extend(stats.details)
-            seconds.update(secs)
+            for name, spent in secs.items():
+                seconds[name] += spent
         if progress is not None:
             progress(len(records), len(records))
     index, stray = index_labels(records, load_labels() if labels is None else labels)

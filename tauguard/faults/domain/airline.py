@@ -44,8 +44,15 @@ def _date_status(db: Any, flight_number: str, date: str) -> Any | None:
 
 
 def _bookable(db: Any, flight_number: str, date: str, cabin: str, passengers: int) -> bool:
+    return _bookable_status(db, flight_number, date, cabin, passengers) is not None
+
+
+def _bookable_status(db: Any, flight_number: str, date: str, cabin: str, passengers: int) -> Any | None:
+    """The flight's status on ``date`` when ``passengers`` seats of ``cabin`` can be booked, else None."""
     status = _date_status(db, flight_number, date)
-    return status is not None and status.status == "available" and status.available_seats[cabin] >= passengers
+    if status is not None and status.status == "available" and status.available_seats[cabin] >= passengers:
+        return status
+    return None
 
 
 def _any_flown(db: Any, res: Any) -> bool:
@@ -93,9 +100,10 @@ def _update_cost(db: Any, res: Any, cabin: str, flights: list[dict[str, str]]) -
         if kept is not None:
             total += kept.price * pax
             continue
-        if not _bookable(db, info["flight_number"], info["date"], cabin, pax):
+        status = _bookable_status(db, info["flight_number"], info["date"], cabin, pax)
+        if status is None:
             return None
-        total += _date_status(db, info["flight_number"], info["date"]).prices[cabin] * pax
+        total += status.prices[cabin] * pax
     return total - sum(seg.price for seg in res.flights) * pax
 
 
@@ -323,9 +331,10 @@ def too_many_passengers(ctx: FaultContext) -> ToolCallView | None:
     cabin = args["cabin"]
     price = 0
     for info in args["flights"]:
-        if not _bookable(db, info["flight_number"], info["date"], cabin, n):
+        status = _bookable_status(db, info["flight_number"], info["date"], cabin, n)
+        if status is None:
             return None
-        price += _date_status(db, info["flight_number"], info["date"]).prices[cabin] * n
+        price += status.prices[cabin] * n
     if args["insurance"] == "yes":
         price += INSURANCE_FEE * n
     price += BAG_FEE * args["nonfree_baggages"]
@@ -452,8 +461,8 @@ def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
             alt = db.flights[number]
             if number == seg["flight_number"] or (alt.origin, alt.destination) != (leg.origin, leg.destination):
                 continue
-            alt_status = _date_status(db, number, seg["date"])
-            if not _bookable(db, number, seg["date"], cabin, passengers) or alt_status.prices[cabin] <= status.prices[cabin]:
+            alt_status = _bookable_status(db, number, seg["date"], cabin, passengers)
+            if alt_status is None or alt_status.prices[cabin] <= status.prices[cabin]:
                 continue
             new = flights[:i] + [{"flight_number": number, "date": seg["date"]}] + flights[i + 1 :]
             cost = _update_cost(db, res, cabin, new)
