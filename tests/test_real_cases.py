@@ -18,20 +18,31 @@ RETAIL = "retail_gpt-4.1-mini_user-gpt-4.1"
 GUARDS = ["ledger", "action-guard", "workflow"]
 
 
+NAMES = ("airline_claude_cases", "airline_gptoss_cases", "retail_cases")
+
+
 @pytest.fixture(scope="module")
-def decisions(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], object]:
-    from tauguard.store import load_run
-    from tauguard.trajectories.audit import audit_run
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The case files imported as runs (one folder per file, named as the file)."""
     from tauguard.trajectories.importer import import_results
     from tauguard.trajectories.load import read_results
 
     out = tmp_path_factory.mktemp("real_cases")
-    found: dict[tuple[str, str], object] = {}
-    for name in ("airline_claude_cases", "airline_gptoss_cases", "retail_cases"):
+    for name in NAMES:
         domain = name.split("_")[0]
         # the retail file's task labels are wrong: its simulations are placed from their content
         import_results(read_results(DATA / f"{name}.json.gz", domain=domain), out, name=name, relabel=domain == "retail")
-        report = audit_run(load_run(out / name), GUARDS, follow_reads=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def decisions(imported: Path) -> dict[tuple[str, str], object]:
+    from tauguard.store import load_run
+    from tauguard.trajectories.audit import audit_run
+
+    found: dict[tuple[str, str], object] = {}
+    for name in NAMES:
+        report = audit_run(load_run(imported / name), GUARDS, follow_reads=True)
         for s in report.strategies:
             assert s.labels is not None and s.labels.unmatched == 0
             for d in s.labels.decisions:
@@ -103,3 +114,25 @@ def test_a_verify_the_agent_does_not_follow_is_a_hold_and_after_reads_is_apart(d
     d = decisions[("ledger", f"{GPTOSS}:9:10:0")]
     assert d.verdict == "VERIFY" and d.held and d.rule_id == "airline.change_payment", d.reason
     assert d.held_after_reads is False
+
+
+def test_audit_prints_the_default_figures_and_the_after_reads_figures_apart(imported: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+    from tauguard.trajectories.render import AFTER_READS_FIGURES, DEFAULT_FIGURES
+
+    result = CliRunner().invoke(app, ["audit", str(imported / "airline_gptoss_cases"), "-s", "ledger", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    default, after = text.index(DEFAULT_FIGURES), text.index(AFTER_READS_FIGURES)
+    assert default < after
+    # the ledger's VERIFY on the downgrade refund (profile not read) is a false hold by default
+    # and not once the read is made: the two tables differ
+    first = text[default:after].split("\n")
+    second = text[after:].split("\n")
+    row = next(line for line in first if line.startswith("| ledger"))
+    row_after = next(line for line in second if line.startswith("| ledger"))
+    assert row.split("|")[2].strip().startswith("2/") and row_after.split("|")[2].strip().startswith("0/"), (row, row_after)
+    plain = CliRunner().invoke(app, ["audit", str(imported / "airline_gptoss_cases"), "-s", "ledger", "--no-follow-reads"])
+    assert plain.exit_code == 0 and AFTER_READS_FIGURES not in plain.output and DEFAULT_FIGURES in plain.output
