@@ -94,7 +94,7 @@ def once_per_order(ctx: CheckContext) -> CheckResult:
     tools = tuple(ctx.params.get("tools", ()))
     earlier = [o.call.name for o in ctx.evidence.results_of(*tools) if o.call.arguments.get("order_id") == oid]
     if earlier:
-        return violated(f"order {oid} was already changed by {earlier[0]}; these tools run once per order")
+        return violated(f"order {oid} was already changed by {earlier[0]} in this conversation")
     return met()
 
 
@@ -141,3 +141,44 @@ def refund_destination(ctx: CheckContext) -> CheckResult:
         return met()
     # No revised arguments: which of the allowed destinations to use is the user's choice.
     return violated(f"refund to {pid}: must go to the original method {original} or a gift card", original=original)
+
+
+def _variant_problem(old: str, new: str, product: dict[str, Any]) -> str | None:
+    """Why ``new`` cannot replace ``old`` (None when it can): same item, not a variant, unavailable."""
+    variants = product.get("variants") or {}
+    name = product.get("name") or product.get("product_id")
+    if new == old:
+        return f"new item {new} is the item itself, not a different option"
+    if new not in variants:
+        return f"new item {new} is not a variant of {name} ({product.get('product_id')})"
+    if isinstance(variants[new], dict) and variants[new].get("available") is False:
+        return f"new item {new} of {name} is not available"
+    return None
+
+
+@check("retail.same_product_variant")
+def same_product_variant(ctx: CheckContext) -> CheckResult:
+    """Each item becomes an available variant of the same product with a different option.
+
+    The order's items name their products; each product's variants come from a
+    get_product_details result. "each item can be modified/exchanged to an available new item
+    of the same product but of different product option": the item itself is no new option.
+    """
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    old, new = [str(i) for i in ctx.arg("item_ids") or []], [str(i) for i in ctx.arg("new_item_ids") or []]
+    if len(old) != len(new):
+        return violated(f"{len(old)} items paired with {len(new)} new items")
+    by_item = {i.get("item_id"): i.get("product_id") for i in order.get("items") or [] if isinstance(i, dict)}
+    absent = [o for o in old if o not in by_item]
+    if absent:
+        return violated(f"item(s) {', '.join(absent)} are not in order {oid}")
+    unread = sorted({str(by_item[o]) for o in old if ctx.evidence.entity("product", by_item[o]) is None})
+    if unread:
+        return missing(f"the product(s) {', '.join(unread)} of the items were not read", *(read("get_product_details", product_id=p) for p in unread))
+    for o, n in zip(old, new, strict=True):
+        problem = _variant_problem(o, n, ctx.evidence.entity("product", by_item[o]) or {})
+        if problem:
+            return violated(problem)
+    return met()
