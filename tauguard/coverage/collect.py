@@ -18,13 +18,14 @@ from __future__ import annotations
 from functools import cache
 
 from tauguard import domains as packs
-from tauguard.coverage.model import GUARDS, Cell, Guard, NotObservable, Row, not_observable
+from tauguard.coverage.model import GUARDS, Cell, Guard, NotObservable, Row, not_observable, restatements
 
 RULE = (
     "A clause with `part_of` is checked by a guard that checks the clause containing it (for the "
     "same write), unless `not_observable.toml` names that guard and the part: the finer entry says "
     "what the containing clause's check misses. A containing clause is checked by a guard that "
-    "checks every one of its parts scoped to that write."
+    "checks every one of its parts scoped to that write. A clause that `not_observable.toml` lists "
+    "under `restates` (its rule is that of other clauses) is checked by a guard that checks one of those."
 )
 JUDGED = ("confirm", "request", "reason", "device_report")  # the workflow tracker's deterministic judges
 
@@ -117,6 +118,11 @@ def _cell(guard: Guard, domain: str, clause: packs.Clause, tool: str, pack: pack
         found = [direct_checks(guard, domain, p.id, tool) for p in parts]
         if all(found):
             return Cell(status="check", checks=sorted({x for f in found for x in f}), via="parts")
+    same = next((r for r in restatements() if r.clause == clause.id), None)
+    if same is not None:
+        found = sorted({x for other in same.same_as for x in direct_checks(guard, domain, other, tool)})
+        if found:
+            return Cell(status="check", checks=found, via="restates", reason=same.reason)
     return Cell(status="gap")
 
 
@@ -155,4 +161,10 @@ def stale_entries() -> list[str]:
             found = direct_checks(e.guard, domain, e.clause, tool)
             if found:
                 problems.append(f"{e.guard} {e.clause} ({tool}): marked not observable but checked by {', '.join(found)}")
+    for r in restatements():
+        for cid in (r.clause, *r.same_as):
+            try:
+                packs.clause(cid)
+            except packs.UnknownClauseError:
+                problems.append(f"restates {r.clause}: no such clause {cid}")
     return problems

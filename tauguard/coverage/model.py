@@ -40,12 +40,29 @@ class NotObservable(BaseModel):
     reason: str = Field(min_length=20)
 
 
+class Restates(BaseModel):
+    """A clause whose rule is the rule of other clauses (a guard checking one of those checks it).
+
+    E.g. "Only compensate if the user is a silver/gold member or has travel insurance or flies
+    business" restates "Do not compensate if the user is regular member and has no travel
+    insurance and flies (basic) economy"; "the agent must make sure the rules apply" is the
+    section's rules themselves.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    clause: str = Field(pattern=r"^[a-z]+\.[a-z0-9_]+$")
+    same_as: list[str] = Field(min_length=1)
+    reason: str = Field(min_length=20)
+
+
 class NotObservableFile(BaseModel):
     """``tauguard/coverage/not_observable.toml``."""
 
     model_config = ConfigDict(extra="forbid")
 
     entry: list[NotObservable] = Field(default_factory=list)
+    restates: list[Restates] = Field(default_factory=list)
 
 
 class Cell(BaseModel):
@@ -55,7 +72,7 @@ class Cell(BaseModel):
 
     status: Status
     checks: list[str] = Field(default_factory=list)  # predicate / item / node ids
-    via: Literal["clause", "parent", "parts"] = "clause"  # how part_of counted (see RULE)
+    via: Literal["clause", "parent", "parts", "restates"] = "clause"  # how part_of / restates counted (see RULE)
     reason: str = ""
 
 
@@ -72,6 +89,15 @@ class Row(BaseModel):
 
 
 @cache
+def _file() -> NotObservableFile:
+    return load_toml(FILE, NotObservableFile)
+
+
 def not_observable() -> tuple[NotObservable, ...]:
     """Every documented not-observable entry (validated; read once per process)."""
-    return tuple(load_toml(FILE, NotObservableFile).entry)
+    return tuple(_file().entry)
+
+
+def restatements() -> tuple[Restates, ...]:
+    """Every clause documented as restating others."""
+    return tuple(_file().restates)

@@ -15,7 +15,7 @@ _LABEL = {"check": "", "signature": "tool signature", "not_observable": "not obs
 def cell_text(cell: Cell) -> str:
     """One cell in words: the checking ids, or the status and its reason."""
     if cell.status == "check":
-        via = {"clause": "", "parent": " (via part_of parent)", "parts": " (via its parts)"}[cell.via]
+        via = {"clause": "", "parent": " (via part_of parent)", "parts": " (via its parts)", "restates": " (restated rule)"}[cell.via]
         return ", ".join(f"`{c}`" for c in cell.checks) + via
     if cell.status == "not_observable":
         return f"not observable ({cell.reason})"
