@@ -53,3 +53,58 @@ def test_a_booking_of_flights_read_from_the_users_reservation_counts_as_observed
     # the flights come from get_reservation_details, not from a search.
     d = decisions[("action-guard", f"{GPTOSS}:25:11:0")]
     assert d.label == "complies" and "flights_searched" not in (d.rule_id or "") and "flight search" not in d.reason, d.reason
+
+
+# -- clause coverage: gaps the coverage table showed (docs/clause_coverage.md), closed ----------------
+
+RETAIL = "retail_gpt-4.1-mini_user-gpt-4.1"
+GUARDS = ["ledger", "action-guard", "workflow"]
+
+
+@pytest.fixture(scope="module")
+def coverage_decisions(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], object]:
+    from tauguard.store import load_run
+    from tauguard.trajectories.audit import audit_run
+    from tauguard.trajectories.importer import import_results
+    from tauguard.trajectories.load import read_results
+
+    out = tmp_path_factory.mktemp("coverage_cases")
+    found: dict[tuple[str, str], object] = {}
+    for name in ("airline_claude_cases", "airline_gptoss_coverage_cases", "retail_coverage_cases"):
+        domain = name.split("_")[0]
+        import_results(read_results(DATA / f"{name}.json.gz", domain=domain), out, name=name, relabel=domain == "retail")
+        report = audit_run(load_run(out / name), GUARDS)
+        for s in report.strategies:
+            assert s.labels is not None and s.labels.unmatched == 0
+            for d in s.labels.decisions:
+                found[(s.strategy, d.id)] = d
+    return found
+
+
+@pytest.mark.parametrize("guard", GUARDS)
+def test_a_delay_certificate_without_its_change_is_held_by_every_guard(coverage_decisions, guard: str) -> None:
+    # Task 27: the user complains about a delay; the agent sends $150 and changes nothing. The
+    # action guard (send_certificate.delay_after_change) and the workflow (compensation.eligible,
+    # decided by that check) now hold it like the ledger.
+    d = coverage_decisions[(guard, f"{CLAUDE}:14:20:0")]
+    assert d.label == "violates" and d.held, d.reason
+    if guard != "ledger":
+        assert "delay" in d.reason and "neither changed nor cancelled" in d.reason, d.reason
+
+
+def test_the_workflow_decides_the_cancellation_basis_from_tool_results(coverage_decisions) -> None:
+    # Task 2: a basic economy, uninsured reservation booked two days earlier, no flight cancelled
+    # by the airline. Without an LLM the workflow used to pass its eligibility node; now the node
+    # is decided by the cancellation-basis check (the contract's basis alternatives): only a
+    # flight the airline cancelled could still qualify it, and no flight status was read.
+    d = coverage_decisions[("workflow", f"{GPTOSS}:4:25:0")]
+    assert d.label == "violates" and d.held, d.reason
+    assert "cancel.eligible is unmet" in d.reason and "qualifies only if the airline cancelled a flight" in d.reason, d.reason
+
+
+@pytest.mark.parametrize("guard", GUARDS)
+def test_an_order_whose_items_were_modified_is_not_modified_again(coverage_decisions, guard: str) -> None:
+    # Task 35: modify_pending_order_items, then modify_pending_order_address on the same order
+    # ("The agent will not be able to modify or cancel the order anymore").
+    d = coverage_decisions[(guard, f"{RETAIL}:35:22:0")]
+    assert d.label == "violates" and d.held, d.reason
