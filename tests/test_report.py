@@ -248,7 +248,7 @@ def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k
     asr = data.asr_panels[0].curves[0].points
     expected = k_metric(task_outcomes(runs[0].records), "asr@", 1).value
     assert asr[0].value == expected and asr[0].low is not None and asr[0].low <= expected <= asr[0].high
-    assert data.pv_panels == []  # records without process_valid: no such section
+    assert data.pv_panels == []  # records without a process report: no such section
     # compare's paired ASR@k (its other_metrics) is listed beside pass^k
     assert {r.metric for r in data.deltas} >= {"pass^1", "asr@1"}
     from tauguard.report import render_html
@@ -256,12 +256,15 @@ def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k
     html = render_html(data)
     assert 'id="asr"' in html and 'id="asrk-all"' in html and 'id="process-valid"' not in html
 
-    class PVRecord(TrialRecord):
-        process_valid: bool | None = None
+    from tauguard.process import ProcessCheck, ProcessReport
 
-    runs[1].records = [PVRecord(**r.model_dump(), process_valid=r.trial == 0) for r in runs[1].records]
+    held = ProcessReport(applicable=1, satisfied=1)
+    broken = ProcessReport(applicable=1, failures=[ProcessCheck(check="identify", clause_id="c", step=1)])
+    runs[1].records = [r.model_copy(update={"process": held if r.trial == 0 else broken}) for r in runs[1].records]
     data = build_report(runs)
     assert [c.run_id for c in data.pv_panels[0].curves] == ["guarded"]
+    assert data.pv_panels[0].metric == "process_valid^k" and "tauguard's extension" in data.pv_note
+    assert "process_valid^k (tauguard's extension)" in render_html(data)
     # only trial 0 passes with a valid process: pass^1 = 1/3 of each task's trials
     assert data.pv_panels[0].curves[0].points[0].value == pytest.approx(1 / 3)
 

@@ -99,8 +99,9 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
         lines.append(
             f"process (PolicyGuide §4.7): process-valid = reward 1 AND every applicable check, over all "
             f"{overall.process_traces} trials with a trace; step-/trace-TCR over the {overall.process_passed_traces} "
-            f"outcome-passing traces only (a diagnostic: failing a task removes its trace), "
-            f"{overall.process_unassessed} of them with no applicable check and not assessed"
+            f"outcome-passing traces (the paper's) and {overall.process_blocked_traces} failed by a guard's block "
+            f"of a write the task needed, that write an unsatisfied step (tauguard's rule: a block is not "
+            f"rewarded); {overall.process_unassessed} with no applicable check, not assessed"
         )
     for note in s.metrics.metric_notes.values():
         lines.append(f"note: {note}")

@@ -23,6 +23,7 @@ from tauguard import __version__
 from tauguard.check import FloorsConfig, GateMode, run_gate
 from tauguard.compare import SIMULATION_NOTE, CompareError, compare_runs
 from tauguard.metrics import (
+    PROCESS_VALID_EXTENSION,
     KMetricKind,
     Subset,
     TaskOutcome,
@@ -255,17 +256,6 @@ def _panels(
     return panels
 
 
-def _process_valid(records: Sequence[TrialRecord]) -> list[TrialRecord] | None:
-    """Records whose success also requires a valid process, when records carry ``process_valid``."""
-    flags = [getattr(r, "process_valid", None) for r in records]
-    if all(f is None for f in flags):
-        return None
-    return [
-        r.model_copy(update={"success": bool(r.success) and bool(f)}) if r.error is None else r
-        for r, f in zip(records, flags, strict=True)
-    ]
-
-
 # --------------------------------------------------------------------------- task grid and trials
 
 
@@ -469,13 +459,13 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
             data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
         data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)
-    pv_records = [_process_valid(r.records) for r in runs]
-    if any(p is not None for p in pv_records):
-        pv_out = [task_outcomes(p) for p in pv_records if p is not None]
-        pv_ids = [rid for rid, p in zip(run_ids, pv_records, strict=True) if p is not None]
-        data.pv_panels = _panels(pv_ids, pv_out, "pass^", "process-valid pass^k", opts)
-        stored = [getattr(getattr(rec, "process", None), "judge", None) for r in runs for rec in r.records]
-        data.process_judge = judge_note(j for j in stored if j is not None)
+    # process_valid^k (tauguard's extension) from the outcomes' stored process reports: runs
+    # loaded without their records still have them through the outcome index.
+    if any(o.process_trials for outs in outcomes for o in outs):
+        data.pv_panels = _panels(run_ids, outcomes, "process_valid^", "process_valid^k", opts)
+        data.pv_note = PROCESS_VALID_EXTENSION
+        stored = [j for r in runs for rec in r.records if (j := getattr(getattr(rec, "process", None), "judge", None)) is not None]
+        data.process_judge = judge_note(stored) if stored else ""
     if any(o.is_attacked for outs in outcomes for o in outs):
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
     data.task_rows = _task_rows(runs, outcomes, data.compare_json)

@@ -70,7 +70,7 @@ class CurvePanel(BaseModel):
 
     key: str  # html id
     title: str
-    metric: str  # "pass^k", "ASR@k", "process-valid pass^k"
+    metric: str  # "pass^k", "ASR@k", "process_valid^k"
     curves: list[Curve]
     svg: str = ""
 
@@ -254,7 +254,8 @@ class ReportData(BaseModel):
     compare_notes: list[str] = Field(default_factory=list)
     process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
-    pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
+    pv_panels: list[CurvePanel] = Field(default_factory=list)  # process_valid^k (tauguard's extension), when present
+    pv_note: str = ""  # the extension's label (tauguard.metrics.PROCESS_VALID_EXTENSION), beside the panels
     asr_panels: list[CurvePanel] = Field(default_factory=list)
     deltas: list[DeltaRow] = Field(default_factory=list)
     forest: Figure | None = None
