@@ -137,12 +137,13 @@ def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]
     """
     rows = []
     for comp in compare_obj["comparisons"]:
-        results = list(comp["results"])
+        results = [(r, None) for r in comp["results"]]
         for other in comp.get("other_metrics") or []:
-            results += other.get("results", [])
-        for r in results:
+            results += [(r, other.get("note")) for r in other.get("results", [])]
+        for r, note in results:
             rows.append(
                 DeltaRow(
+                    note=note or "",
                     candidate=comp["candidate"]["run_id"],
                     slice=slice_label,
                     metric=r.get("metric") or f"pass^{r['k']}",

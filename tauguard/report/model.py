@@ -92,6 +92,7 @@ class DeltaRow(BaseModel):
     p_permutation: float
     p_holm: float
     verdict: str
+    note: str = ""  # the metric's label, e.g. process_valid^k: "tauguard's extension ..."
 
 
 class TaskCell(BaseModel):
