@@ -230,6 +230,8 @@ def test_run_pass_hat_k_follows_tau2s_rule_and_is_monotone(tmp_path: Path) -> No
     assert "k = 1..2, each k over the same 3 task(s); tasks have up to 4 evaluated trials" in shown.stdout
     header = next(line for line in shown.stdout.splitlines() if line.startswith("slice"))
     assert "pass^2" in header and "pass^3" not in header
+    ci = next(line for line in shown.stdout.splitlines() if line.startswith("95% CI"))
+    assert "pass^2 " in ci and "pass^3" not in ci  # the CI line follows the same rule (it printed pass^3, pass^4)
 
 
 def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
