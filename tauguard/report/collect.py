@@ -23,7 +23,6 @@ from tauguard import __version__
 from tauguard.check import FloorsConfig, GateMode, run_gate
 from tauguard.compare import SIMULATION_NOTE, CompareError, compare_runs
 from tauguard.metrics import (
-    PROCESS_VALID_EXTENSION,
     KMetricKind,
     Subset,
     TaskOutcome,
@@ -32,7 +31,6 @@ from tauguard.metrics import (
     run_is_simulated,
     run_task_outcomes,
     select,
-    task_outcomes,
 )
 from tauguard.outcome_index import RecordTally, UnitOutcome
 from tauguard.pairing import PairingDifference
@@ -50,6 +48,7 @@ from tauguard.report.model import (
     RunTiming,
     TaskCell,
     TaskRow,
+    TacticRow,
     TaskTrials,
     VerdictRow,
 )
@@ -257,6 +256,14 @@ def _panels(
     return panels
 
 
+def _tactic_rows(summaries: Sequence[RunSummary]) -> list[TacticRow]:
+    """Attacked and successful trials per tactic and run (from each run's attack breakdown)."""
+    return [
+        TacticRow(run_id=s.run_id, tactic=g.group, attacked=g.trials, succeeded=g.successes)
+        for s in summaries if s.attacks is not None for g in s.attacks.by_tactic
+    ]
+
+
 # --------------------------------------------------------------------------- task grid and trials
 
 
@@ -460,15 +467,16 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
             data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
         data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)
-    # process_valid^k (tauguard's extension) from the outcomes' stored process reports: runs
-    # loaded without their records still have them through the outcome index.
-    if any(o.process_trials for outs in outcomes for o in outs):
-        data.pv_panels = _panels(run_ids, outcomes, "process_valid^", "process_valid^k", opts)
-        data.pv_note = PROCESS_VALID_EXTENSION
-        stored = [j for r in runs for rec in r.records if (j := getattr(getattr(rec, "process", None), "judge", None)) is not None]
-        data.process_judge = judge_note(stored) if stored else ""
+    # process_valid^k (tauguard's extension) from the outcome index: runs whose trials carry a process report.
+    pv_runs = [(rid, outs) for rid, outs in zip(run_ids, outcomes, strict=True) if any(o.process_trials for o in outs)]
+    if pv_runs:
+        data.pv_panels = _panels([r for r, _ in pv_runs], [o for _, o in pv_runs], "process_valid^",
+                                 "process_valid^k", opts)
+        data.pv_note = metric_def("process_valid^").note or ""
+        data.process_judge = judge_note()
     if any(o.is_attacked for outs in outcomes for o in outs):
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
+    data.tactics = _tactic_rows(summaries)
     data.task_rows = _task_rows(runs, outcomes, data.compare_json)
     data.trial_views, data.trial_note = _trial_views(runs, data.task_rows, opts.trial_budget_bytes)
     _accounting(runs, summaries, durations, data)
