@@ -27,7 +27,7 @@ RULE = (
     "checks every one of its parts scoped to that write. A clause that `not_observable.toml` lists "
     "under `restates` (its rule is that of other clauses) is checked by a guard that checks one of those."
 )
-JUDGED = ("confirm", "request", "reason", "device_report")  # the workflow tracker's deterministic judges
+JUDGED = ("confirm", "request", "reason", "device_report", "payment")  # the workflow tracker's deterministic judges
 
 
 def _ledger(domain: str, clause: str, tool: str) -> list[str]:
