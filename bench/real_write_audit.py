@@ -1,7 +1,7 @@
 """Audit guards on every shared real τ² file against the labelled real-write benchmark, pooled.
 
     python bench/real_write_audit.py [--strategy ledger --strategy action-guard ...] [--runs DIR]
-        [--shared ../shared/trajectories] [--no-follow-reads] [--json out.json] [--workers 2]
+        [--shared ../shared/trajectories] [--no-follow-reads] [--catches] [--json out.json] [--workers 2]
 
 Imports each file of ``--shared`` into ``--runs`` (reused when already there), runs
 ``tauguard audit`` logic on each with every strategy (default options, compiled backends), and
@@ -54,6 +54,14 @@ def _after_reads(audits: list, label: str, rate_text) -> None:  # type: ignore[n
         print(f"{a.strategy:13s} false holds {rate_text(a.false_holds_after_reads)}; catches {rate_text(a.catches_after_reads)}")
 
 
+def _unions(caught: dict[str, set[str]], violations: int, prefix: str) -> None:
+    """The violations caught by each pair of guards together."""
+    names = sorted(caught)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            print(f"{prefix}{first} ∪ {second}: {len(caught[first] | caught[second])}/{violations} violations caught")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--strategy", action="append", default=None)
@@ -61,6 +69,7 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "real")
     parser.add_argument("--follow-reads", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--catches", action="store_true", help="also list the ids of each guard's caught violations")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--option", action="append", default=[], help="KEY=VALUE strategy option")
     args = parser.parse_args()
@@ -104,13 +113,14 @@ def main() -> None:
     print(f"\n== all domains; {DEFAULT_FIGURES}")
     for a in pool(everything):
         print(f"{a.strategy:13s} false holds {rate_text(a.false_holds)}; catches {rate_text(a.catches)}")
-        out.setdefault("all", {})[a.strategy] = {**a.model_dump(exclude={"decisions"}), "caught": a.caught, "missed": a.missed}  # type: ignore[index]
+        out.setdefault("all", {})[a.strategy] = {**a.model_dump(exclude={"decisions"}), "caught": a.caught, "missed": a.missed,  # type: ignore[index]
+                                                 "caught_after_reads": a.caught_after_reads}
+        if args.catches:
+            print(f"{'':13s} caught: {', '.join(sorted(a.caught)) or '-'}")
+    _unions(caught, len(violations), "")
     _after_reads(pool(everything), AFTER_READS_FIGURES, rate_text)
-    if len(caught) > 1:
-        for i, first in enumerate(sorted(caught)):
-            for second in sorted(caught)[i + 1:]:
-                union = caught[first] | caught[second]
-                print(f"{first} ∪ {second}: {len(union)}/{len(violations)} violations caught")
+    if args.follow_reads:
+        _unions({a.strategy: set(a.caught_after_reads) for a in pool(everything)}, len(violations), "after reads: ")
     print(f"\n{sims} simulations audited by {len(strategies)} strategies in {time.perf_counter() - started:.1f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.json:
