@@ -9,16 +9,23 @@ real agent's WRITE calls in order (the first difference decides):
 - a gold write the agent never made: ``premature_transfer`` when it called
   transfer_to_human_agents, else ``premature_stop``;
 - the same tool with other arguments: the wrong-argument fault that changes those arguments
-  (:data:`WRONG_ARGUMENTS`), else unattributed;
+  (:data:`WRONG_ARGUMENTS`); other flights on the same routes and days ``airline.not_cheapest``
+  (another route ``airline.change_route``); other passenger values, each of which an earlier
+  tool result of the conversation returned, ``airline.stale_value``; else unattributed;
 - the same call, but no earlier read shares an identifier with it: ``skip_read``;
 - another tool, or an extra write after the gold ones: unattributed, except an extra write on a
   policy-violation task (a forbidden write, rate ``forbidden_write``);
 - no difference at all (e.g. missing information the agent should have said): unattributed.
 
-A rate is the count over its opportunities: the gold writes of all imported simulations that
-the fault applies to (``forbidden_write``: the policy-violation tasks with a catalogued
-temptation). Dialogue faults (skip_confirmation, bundle_confirmation) are not attributed: a
-write sequence cannot show them, so they stay 0 and the profile says so.
+A rate is the count over its opportunities: the gold writes *at risk* (every gold write of a
+passed simulation; in a failed one, the writes up to and including its first deviation: after
+it nothing is observed) where the sim can make the fault (:mod:`tauguard.faults.opportunity`:
+a generator applies, a read can be dropped), plus the write where it was seen if the sim could
+not make it there (counted as not reproducible). ``forbidden_write``: the policy-violation
+tasks with a catalogued temptation. The first deviations at one write compete, so the profile
+says ``draw = "first_deviation"`` (one draw per write, each fault with exactly its rate).
+Dialogue faults (skip_confirmation, bundle_confirmation) are not attributed: a write sequence
+cannot show them, so they stay 0 and the profile says so.
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ class Attribution(BaseModel):
     fault_class: str
     write_index: int | None = None
     why: str
+    # False when the sim cannot make this fault at that write (its generator does not apply there).
+    reproducible: bool = True
 
 
 class FitResult(BaseModel):
@@ -72,6 +81,8 @@ class FitResult(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     opportunities: dict[str, int] = Field(default_factory=dict)
     attributions: list[Attribution] = Field(default_factory=list)
+    # fault id -> attributions at a write where the sim cannot make that fault
+    not_reproducible: dict[str, int] = Field(default_factory=dict)
 
     @property
     def rates(self) -> dict[str, float]:
@@ -99,6 +110,42 @@ def _calls(simulation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _seen(simulation: dict[str, Any]) -> list[str]:
+    """For each call of :func:`_calls`, the text of every tool result before it."""
+    out: list[str] = []
+    results: list[str] = []
+    for message in simulation.get("messages") or []:
+        if message.get("role") == "tool":
+            results.append(str(message.get("content") or ""))
+        elif message.get("role") == "assistant":
+            out.extend("\n".join(results) for _ in message.get("tool_calls") or [])
+    return out
+
+
+def _stale(args: dict[str, Any], gold: dict[str, Any], seen: str) -> bool:
+    """Other passengers than gold, each differing value of which an earlier tool result returned."""
+    mine, theirs = args.get("passengers"), gold.get("passengers")
+    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
+        return False
+    changed = [(a, b) for a, b in zip(mine, theirs) if a != b]
+    if not changed or not all(isinstance(a, dict) and isinstance(b, dict) for a, b in changed):
+        return False
+    values = [str(a.get(k)) for a, b in changed for k in ("first_name", "last_name", "dob") if a.get(k) != b.get(k)]
+    return bool(values) and all(json.dumps(v) in seen or v in seen for v in values)
+
+
+def _projected(args: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
+    """The real arguments with list entries cut to the gold entries' keys: an agent that adds
+    fields the tool ignores (a flight's origin, a seat preference) has not deviated."""
+    out = dict(args)
+    for key, want in gold.items():
+        have = out.get(key)
+        if isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
+            if all(isinstance(w, dict) and isinstance(h, dict) and set(w) <= set(h) for w, h in zip(want, have)):
+                out[key] = [{k: h[k] for k in w} for w, h in zip(want, have)]
+    return out
+
+
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
@@ -119,7 +166,8 @@ def _flight_fault(db: Any, mine: Any, theirs: Any) -> str | None:
 
 
 def _attribute(
-    domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None
+    domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
+    seen: list[str] | None = None,
 ) -> tuple[str, int | None, str]:
     from tauguard.conversation import ToolCallView
     from tauguard.sim.plan import targets
@@ -131,6 +179,7 @@ def _attribute(
                 return "premature_transfer", k, f"gold write {k} ({g.name}) never made; the agent transferred to a human"
             return "premature_stop", k, f"gold write {k} ({g.name}) never made"
         pos, name, args = real[k]
+        args = _projected(args, dict(g.arguments))
         if name != g.name:
             return UNATTRIBUTED, k, f"write {k} is {name}, gold {g.name}"
         if _canonical(args) != _canonical(dict(g.arguments)):
@@ -138,10 +187,13 @@ def _attribute(
             for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
                 if differ <= keys:
                     return fid, k, f"{name} differs from gold in {', '.join(sorted(differ))}"
-            if db is not None and name == "update_reservation_flights" and "flights" in differ and differ <= {"flights", "payment_id"}:
+            payment = "payment_methods" if name == "book_reservation" else "payment_id"
+            if db is not None and name in ("update_reservation_flights", "book_reservation") and "flights" in differ and differ <= {"flights", payment}:
                 chosen = _flight_fault(db, args.get("flights"), g.arguments.get("flights"))
                 if chosen is not None:
                     return chosen, k, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
+            if domain == "airline" and differ == {"passengers"} and seen is not None and _stale(args, dict(g.arguments), seen[pos]):
+                return "airline.stale_value", k, f"{name}: passenger values from an earlier read, not the gold ones"
             return UNATTRIBUTED, k, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
         wanted = targets(ToolCallView(id="", name=name, arguments=args))
         earlier = [ToolCallView(id="", name=n, arguments=a) for n, a in calls[:pos] if n not in writes]
@@ -158,6 +210,7 @@ def fit(run_dirs: list[Path]) -> FitResult:
     """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
     from tauguard import tau2compat as t2
     from tauguard.faults.catalog import faults_by_id, temptations
+    from tauguard.faults.opportunity import write_opportunities
     from tauguard.store import load_run
 
     runs = [load_run(d) for d in run_dirs]
@@ -176,6 +229,7 @@ def fit(run_dirs: list[Path]) -> FitResult:
     result = FitResult(domain=domain, runs=[r.manifest.run_id for r in runs], simulations=0, failures=0)
     opportunities: Counter[str] = Counter()
     counts: Counter[str] = Counter()
+    sites: dict[str, list[set[str]]] = {}  # task id -> the faults the sim can make at each gold write
     for run in runs:
         for record in run.records:
             task = tasks.get(record.task_id)
@@ -183,23 +237,31 @@ def fit(run_dirs: list[Path]) -> FitResult:
                 continue
             result.simulations += 1
             gold = [a for a in (task.evaluation_criteria.actions or []) if t2.is_agent_write(domain, a)]
-            for action in gold:
-                for fid, spec in catalog.items():
-                    if spec.applies_to(domain, action.name):
-                        opportunities[fid] += 1
+            if task.id not in sites:
+                sites[task.id] = write_opportunities(domain, task)
             pv_task = not gold
             if pv_task and record.task_id in tempting:
                 opportunities[PV] += 1
+            fid, index = "", None
+            if not record.success:
+                result.failures += 1
+                db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
+                fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db, _seen(record.simulation))
+            # The writes at risk: all of a passed simulation's; a failed one's up to its first deviation.
+            at_risk = len(gold) if index is None else min(index + 1, len(gold))
+            for k in range(at_risk):
+                opportunities.update(sites[task.id][k] if k < len(sites[task.id]) else set())
             if record.success:
                 continue
-            result.failures += 1
-            db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
-            fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db)
+            reproducible = fid in (UNATTRIBUTED, PV) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
+            if not reproducible:
+                opportunities[fid] += 1  # the real agent made it here; the sim cannot
+                result.not_reproducible[fid] = result.not_reproducible.get(fid, 0) + 1
             fault_class = catalog[fid].fault_class if fid in catalog else ("PV" if fid == PV else "U")
             counts[fid] += 1
             result.attributions.append(
                 Attribution(run_id=run.manifest.run_id, task_id=record.task_id, trial=record.trial, fault_id=fid,
-                            fault_class=fault_class, write_index=index, why=why)
+                            fault_class=fault_class, write_index=index, why=why, reproducible=reproducible)
             )
     result.counts = dict(counts)
     result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f == PV}
@@ -218,13 +280,15 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"# Fault profile fitted by `tauguard faults fit` to {len(result.runs)} imported real run(s) of {result.domain}:",
         f"# {', '.join(result.runs)}. {result.simulations} simulations, {result.failures} failed;",
         f"# {result.counts.get(UNATTRIBUTED, 0)} failures unattributed (no catalogued fault explains them).",
-        "# Rates: first deviations from the gold plan in failed simulations / applicable gold writes.",
+        "# Rates: first deviations from the gold plan in failed simulations / the gold writes at risk",
+        "# (up to a failed simulation's first deviation) where the sim can make the fault; one draw per write.",
         "# uptake and block_transfer are ASSUMPTIONS (no real run measures a reaction to a guard).",
         f"name = {_toml_str(name)}",
         f"description = {_toml_str(description)}",
         f"uptake = {uptake}",
         f"block_transfer = {block_transfer}",
         f"forbidden_write = {result.rates.get(PV, 0.0):.4f}",
+        'draw = "first_deviation"',
         "",
         "[rates]",
         *[f"{_toml_str(f)} = {r:.4f}" for f, r in rates.items()],
@@ -246,6 +310,10 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         "",
         "[fit.opportunities]",
         *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.opportunities.items())],
+        "",
+        "# attributions at a write where the sim cannot make the fault (its generator does not apply)",
+        "[fit.not_reproducible]",
+        *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.not_reproducible.items())],
         "",
     ]
     return "\n".join(lines)

@@ -226,6 +226,11 @@ class FaultProfile(BaseModel):
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.
     rates: dict[str, float] = Field(default_factory=dict)
+    # How a write's faults are drawn (tauguard.faults.draw): "independent" = one draw per
+    # (write, fault), the first fault drawn takes the write (later ones are then less likely
+    # than their rate); "first_deviation" = one draw per write, each applicable fault taken
+    # with exactly its rate (a fitted profile's rates are shares of first deviations per write).
+    draw: Literal["independent", "first_deviation"] = "independent"
     # Attack tactic -> probability per attacked trial that the sim agent gives in (`run --attack`).
     attack_susceptibility: dict[str, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
