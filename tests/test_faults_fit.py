@@ -44,6 +44,15 @@ def test_a_passenger_value_an_earlier_read_returned_is_a_stale_value():
     assert _attribute("airline", book, [read, stale], writes, False, seen=["", '{"dob": "1990-01-01"}'])[0] == UNATTRIBUTED
 
 
+def test_writes_match_gold_in_any_order_and_rejected_calls_changed_nothing():
+    gold = [_Action("cancel_reservation", reservation_id="R"), _Action("cancel_reservation", reservation_id="S")]
+    reads = [("get_reservation_details", {"reservation_id": "R"}), ("get_reservation_details", {"reservation_id": "S"})]
+    swapped = [*reads, ("cancel_reservation", {"reservation_id": "S"}), ("cancel_reservation", {"reservation_id": "R"})]
+    assert _attribute("airline", gold, swapped, WRITES, False)[:2] == (UNATTRIBUTED, None)  # same end state: no write deviates
+    # the second cancellation was rejected by the tool: it never happened
+    assert _attribute("airline", gold, swapped, WRITES, False, rejected={3})[:2] == ("premature_stop", 0)
+
+
 def test_fields_the_tool_ignores_are_no_deviation():
     gold = {"flights": [{"flight_number": "F1", "date": "d"}], "cabin": "economy"}
     real = {"flights": [{"flight_number": "F1", "date": "d", "origin": "JFK", "price": 9}], "cabin": "economy"}

@@ -3,18 +3,20 @@
 Fitting reads the gold of the *imported real* runs (allowed: it is how a deviation is found);
 the sim's reaction to guards never does (tauguard.sim.reaction).
 
-Attribution of a failed simulation, walking the task's gold agent WRITEs in order against the
-real agent's WRITE calls in order (the first difference decides):
+Attribution of a failed simulation, walking the task's gold agent WRITEs in order and matching
+each to a real WRITE call that took effect (not rejected by the tool), in any order — tau2
+scores the end state; fields the tool ignores are dropped before comparing. The first gold
+write without an exact match decides:
 
-- a gold write the agent never made: ``premature_transfer`` when it called
-  transfer_to_human_agents, else ``premature_stop``;
+- a gold write the agent never made (and no other write instead): ``premature_transfer`` when
+  it called transfer_to_human_agents, else ``premature_stop``;
 - the same tool with other arguments: the wrong-argument fault that changes those arguments
   (:data:`WRONG_ARGUMENTS`); other flights on the same routes and days ``airline.not_cheapest``
   (another route ``airline.change_route``); other passenger values, each of which an earlier
   tool result of the conversation returned, ``airline.stale_value``; else unattributed;
 - the same call, but no earlier read shares an identifier with it: ``skip_read``;
-- another tool, or an extra write after the gold ones: unattributed, except an extra write on a
-  policy-violation task (a forbidden write, rate ``forbidden_write``);
+- another write instead, or an extra write besides the gold ones: unattributed, except an extra
+  write on a policy-violation task (a forbidden write, rate ``forbidden_write``);
 - no difference at all (e.g. missing information the agent should have said): unattributed.
 
 A rate is the count over its opportunities: the gold writes *at risk* (every gold write of a
@@ -165,44 +167,96 @@ def _flight_fault(db: Any, mine: Any, theirs: Any) -> str | None:
     return "airline.not_cheapest" if all(a == b for a, b in legs) else "airline.change_route"
 
 
+def _rejected(simulation: dict[str, Any]) -> set[int]:
+    """Indices (into :func:`_calls`) of the calls whose tool result is an error: they changed nothing."""
+    failed = {m.get("id") for m in simulation.get("messages") or [] if m.get("role") == "tool" and m.get("error") in (True, "True", "true")}
+    index, out = 0, set()
+    for message in simulation.get("messages") or []:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            if call.get("id") in failed:
+                out.add(index)
+            index += 1
+    return out
+
+
+def _same_target(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and v and a.get(k) == v for k, v in b.items() if k.endswith("_id"))
+
+
+def _argument_fault(domain: str, name: str, args: dict[str, Any], gold: dict[str, Any], db: Any, seen: str | None) -> tuple[str, str]:
+    """The catalogued fault that turns the gold arguments into ``args`` (or unattributed), and why."""
+    differ = frozenset(a for a in set(args) | set(gold) if _canonical(args.get(a)) != _canonical(gold.get(a)))
+    for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
+        if differ <= keys:
+            return fid, f"{name} differs from gold in {', '.join(sorted(differ))}"
+    payment = "payment_methods" if name == "book_reservation" else "payment_id"
+    if db is not None and name in ("update_reservation_flights", "book_reservation") and "flights" in differ and differ <= {"flights", payment}:
+        chosen = _flight_fault(db, args.get("flights"), gold.get("flights"))
+        if chosen is not None:
+            return chosen, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
+    if db is not None and name == "cancel_reservation" and differ == {"reservation_id"}:
+        mine, theirs = db.reservations.get(args.get("reservation_id")), db.reservations.get(gold.get("reservation_id"))
+        if mine is not None and theirs is not None:
+            from tauguard.faults.domain.airline import _cancel_basis
+
+            if mine.user_id != theirs.user_id:
+                return "airline.other_user_reservation", f"{name}: another user's reservation"
+            if not _cancel_basis(db, mine):
+                return "airline.cancel_ineligible", f"{name}: another reservation of the user, without a cancellation ground"
+    if domain == "airline" and differ == {"passengers"} and seen is not None and _stale(args, gold, seen):
+        return "airline.stale_value", f"{name}: passenger values from an earlier read, not the gold ones"
+    return UNATTRIBUTED, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
+
+
 def _attribute(
     domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
-    seen: list[str] | None = None,
+    seen: list[str] | None = None, rejected: set[int] | None = None,
 ) -> tuple[str, int | None, str]:
     from tauguard.conversation import ToolCallView
     from tauguard.sim.plan import targets
 
-    real = [(i, n, a) for i, (n, a) in enumerate(calls) if n in writes]
+    # The writes that took effect (a rejected call changed nothing), matched to the gold writes
+    # as a set: tau2 scores the end state, so the order of independent writes is no deviation.
+    real = [(i, n, a) for i, (n, a) in enumerate(calls) if n in writes and i not in (rejected or set())]
+    def matches(j: int, h: Any) -> bool:
+        return real[j][1] == h.name and _canonical(_projected(real[j][2], dict(h.arguments))) == _canonical(dict(h.arguments))
+
+    used: set[int] = set()
     for k, g in enumerate(gold):
-        if k >= len(real):
+        want = dict(g.arguments)
+        exact = next((j for j in range(len(real)) if j not in used and matches(j, g)), None)
+        if exact is None:
+            # a write matching no gold write: the same tool with other arguments (on the same
+            # target when one exists), else another write instead
+            # (a stray write on the target of a later unmatched gold write belongs to that one)
+            later = [dict(h.arguments) | {"": h.name} for h in gold[k + 1 :]]
+            stray = [j for j in range(len(real)) if j not in used and not any(matches(j, h) for h in gold)
+                     and (real[j][1] == g.name or not any(h[""] == real[j][1] and _same_target(real[j][2], h) for h in later))]
+            same = [j for j in stray if real[j][1] == g.name]
+            other = next((j for j in same if _same_target(real[j][2], want)), same[0] if same else None)
+            if other is not None:
+                pos, name, args = real[other]
+                fid, why = _argument_fault(domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None)
+                return fid, k, why
+            extra = stray[0] if stray else None
+            if extra is not None:
+                return UNATTRIBUTED, k, f"gold write {k} ({g.name}) never made; the agent made {real[extra][1]} instead"
             if any(n == TRANSFER_TOOL for n, _ in calls):
                 return "premature_transfer", k, f"gold write {k} ({g.name}) never made; the agent transferred to a human"
             return "premature_stop", k, f"gold write {k} ({g.name}) never made"
-        pos, name, args = real[k]
-        args = _projected(args, dict(g.arguments))
-        if name != g.name:
-            return UNATTRIBUTED, k, f"write {k} is {name}, gold {g.name}"
-        if _canonical(args) != _canonical(dict(g.arguments)):
-            differ = frozenset(a for a in set(args) | set(g.arguments) if _canonical(args.get(a)) != _canonical(g.arguments.get(a)))
-            for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
-                if differ <= keys:
-                    return fid, k, f"{name} differs from gold in {', '.join(sorted(differ))}"
-            payment = "payment_methods" if name == "book_reservation" else "payment_id"
-            if db is not None and name in ("update_reservation_flights", "book_reservation") and "flights" in differ and differ <= {"flights", payment}:
-                chosen = _flight_fault(db, args.get("flights"), g.arguments.get("flights"))
-                if chosen is not None:
-                    return chosen, k, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
-            if domain == "airline" and differ == {"passengers"} and seen is not None and _stale(args, dict(g.arguments), seen[pos]):
-                return "airline.stale_value", k, f"{name}: passenger values from an earlier read, not the gold ones"
-            return UNATTRIBUTED, k, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
+        used.add(exact)
+        pos, name, args = real[exact]
         wanted = targets(ToolCallView(id="", name=name, arguments=args))
         earlier = [ToolCallView(id="", name=n, arguments=a) for n, a in calls[:pos] if n not in writes]
         if wanted and not any(targets(c) & wanted for c in earlier):
             return "skip_read", k, f"{name} without an earlier read of its target"
-    if len(real) > len(gold):
+    left = [r for j, r in enumerate(real) if j not in used]
+    if left:
         if pv_task:
-            return PV, None, f"a write ({real[len(gold)][1]}) on a policy-violation task"
-        return UNATTRIBUTED, len(gold), f"an extra write ({real[len(gold)][1]})"
+            return PV, None, f"a write ({left[0][1]}) on a policy-violation task"
+        return UNATTRIBUTED, len(gold), f"an extra write ({left[0][1]})"
     return UNATTRIBUTED, None, "the writes match the gold plan (e.g. information not communicated)"
 
 
@@ -246,7 +300,8 @@ def fit(run_dirs: list[Path]) -> FitResult:
             if not record.success:
                 result.failures += 1
                 db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
-                fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db, _seen(record.simulation))
+                fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db,
+                                             _seen(record.simulation), _rejected(record.simulation))
             # The writes at risk: all of a passed simulation's; a failed one's up to its first deviation.
             at_risk = len(gold) if index is None else min(index + 1, len(gold))
             for k in range(at_risk):
