@@ -9,7 +9,8 @@ per task), the ceiling a fitted sim can reach (1 - attributed failures / n: unat
 have no fault to simulate), the sim's pass^1 (mean over tasks of the per-task success rate) with
 a 95 % task-clustered bootstrap interval, and the fault-class mix of the real failures (fit's
 attributions) against the sim's failed trials (the class of the first fault that took effect),
-each also as a share of its simulations. The sim numbers describe the simulator, not real LLMs.
+each also as a share of its simulations; GC = a compliant refusal of a documented gold-conflict
+write (`conflict_refusal`, a W hand-off that is not a fault). The sim numbers describe the simulator, not real LLMs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest, bootstrap
 
+from tauguard.faults.draw import CONFLICT_REFUSAL
 from tauguard.faults.fit import fit
+
+GC = "GC"  # a compliant refusal of a documented gold-conflict write (class W, shown apart)
 from tauguard.store import load_run
 
 
@@ -35,8 +39,10 @@ def _sim(run_dir: Path, tasks: set[str]) -> tuple[float, tuple[float, float], Co
         per_task[r.task_id].append(float(r.success))
         if not r.success:
             applied = sorted((f for f in r.faults if f.applied and not f.detail.get("not_applicable")), key=lambda f: f.step or 0)
-            mix[applied[0].fault_class if applied else "none"] += 1
+            mix[(GC if applied[0].fault_id == CONFLICT_REFUSAL else applied[0].fault_class) if applied else "none"] += 1
     rates = np.array([np.mean(v) for v in per_task.values()])
+    if np.ptp(rates) == 0:  # every task alike: the bootstrap has nothing to resample
+        return float(rates.mean()), (float(rates.mean()), float(rates.mean())), mix, sum(len(v) for v in per_task.values())
     ci = bootstrap((rates,), np.mean, confidence_level=0.95, n_resamples=2000, random_state=0).confidence_interval
     return float(rates.mean()), (float(ci.low), float(ci.high)), mix, sum(len(v) for v in per_task.values())
 
@@ -59,8 +65,9 @@ def main(args: list[str]) -> None:
         print(f"\n{Path(real_dir).name}")
         print(f"  real pass^1 {ok / n:.3f} [{lo:.3f}, {hi:.3f}] (n={n})   fitted-sim ceiling {ceiling:.3f}   "
               f"sim pass^1 {sim:.3f} [{slo:.3f}, {shi:.3f}] ({trials} trials)")
-        print(f"  real failures by class (per simulation): {_shares(result.class_mix(), n)}")
-        print(f"  sim failed trials by class of first fault (per trial): {_shares(sim_mix, trials)}")
+        real_mix = Counter(GC if a.fault_id == CONFLICT_REFUSAL else a.fault_class for a in result.attributions)
+        print(f"  real failures by class (per simulation): {_shares(real_mix, n) or 'none'}")
+        print(f"  sim failed trials by class of first fault (per trial): {_shares(sim_mix, trials) or 'none'}")
 
 
 def _real_tasks(real_dir: Path) -> list[str]:

@@ -84,6 +84,12 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
         n, opp = profile.fit["counts"][fid], profile.fit["opportunities"][fid]
         assert rate == pytest.approx(n / opp, abs=1e-4) and fid in profile.sources
     assert profile.draw == "first_deviation"  # first deviations compete for a write
+    # a gold write the policy forbids, not made: a compliant refusal, not a fault
+    from tauguard.gold_conflicts import conflict_at
+
+    refusals = [a for a in result.attributions if a.fault_id == "conflict_refusal"]
+    assert refusals and all(conflict_at("airline", a.task_id, a.write_index) for a in refusals)
+    assert profile.conflict_refusal == pytest.approx(len(refusals) / result.opportunities["conflict_refusal"], abs=1e-4)
     # Opportunities are the writes at risk: every gold write of a passed simulation, a failed
     # one's up to its first deviation (premature_stop can fire at any of them).
     from tauguard import tau2compat as t2

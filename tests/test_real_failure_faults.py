@@ -145,3 +145,22 @@ def test_first_deviation_draw_takes_each_competing_fault_with_its_own_rate():
         share[draw] = sum(f[0].fault_id == "premature_transfer" for f in drawn if f) / 400
     # independent: the later fault only gets the writes the earlier one left (about 0.25)
     assert 0.18 < share["independent"] < 0.32 and 0.42 < share["first_deviation"] < 0.58
+
+
+def test_a_policy_following_agent_refuses_a_gold_conflict_write_and_transfers():
+    from tauguard import tau2compat as t2
+    from tauguard.faults.draw import CONFLICT_REFUSAL
+    from tauguard.sim.clean_plan import sim_plan
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "9")  # write 0 cancels a flown reservation
+    gold = sim_plan("airline", task)
+    refusing = FaultProfile(name="r", uptake=1.0, block_transfer=0.0, conflict_refusal=1.0)
+    faults = draw_trial_faults(refusing, "airline", "9", 0, 1, gold)
+    assert [(f.fault_id, f.write_index) for f in faults] == [(CONFLICT_REFUSAL, 0)]
+    plan = apply_plan_faults("airline", "9", gold, faults)
+    assert not any(s.is_write for s in plan) and plan[-1].infos == [texts.TRANSFER_NOTICE]
+    # a rate of 0 draws nothing extra: the other faults of a profile are unchanged
+    base = FaultProfile(name="b", uptake=1.0, block_transfer=0.0, rates={"premature_stop": 0.5})
+    with_field = base.model_copy(update={"conflict_refusal": 0.0})
+    for trial in range(20):
+        assert draw_trial_faults(base, "airline", "9", trial, 1, gold) == draw_trial_faults(with_field, "airline", "9", trial, 1, gold)

@@ -16,10 +16,12 @@ import random
 from tauguard.conversation import ToolCallView
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.model import FaultProfile, ScheduledFault
+from tauguard.gold_conflicts import conflict_at
 from tauguard.sim.plan import Step, observing_reads
 from tauguard.sim.texts import TRANSFER_NOTICE
 
 TRANSFER_TOOL = "transfer_to_human_agents"
+CONFLICT_REFUSAL = "conflict_refusal"  # a policy-following refusal of a gold-conflict write (not a fault)
 
 
 def skipped_reads(plan: list[Step], write_pos: int, skip_tools: list[str] | None = None) -> list[int]:
@@ -59,6 +61,18 @@ def draw_trial_faults(
         taken = False
         # first_deviation: one number per write; the candidates share [0, 1) in catalog order.
         u_write, below = (rng.random(), 0.0) if exclusive else (0.0, 0.0)
+        if profile.conflict_refusal > 0 and conflict_at(domain, task_id, step.write_index) is not None:
+            # A compliant refusal of a gold write the policy forbids (drawn first; no draw at all
+            # when the rate is 0, so other profiles' streams are unchanged).
+            u = u_write if exclusive else rng.random()
+            below = profile.conflict_refusal if exclusive else 0.0
+            if u < profile.conflict_refusal:
+                scheduled.append(ScheduledFault(
+                    fault_id=CONFLICT_REFUSAL, fault_class="W", kind="premature_transfer", tool=step.call.name,
+                    write_index=step.write_index, label="refuse",
+                    clause=conflict_at(domain, task_id, step.write_index).clause,  # type: ignore[union-attr]
+                ))
+                taken = True
         for spec in catalog:
             rate = profile.rates.get(spec.id, 0.0)
             if rate <= 0 or not spec.applies_to(domain, step.call.name):

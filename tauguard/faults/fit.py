@@ -40,8 +40,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
+from tauguard.faults.draw import CONFLICT_REFUSAL
+from tauguard.gold_conflicts import conflict_at
 
 UNATTRIBUTED = "unattributed"
+NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
 PV = "forbidden_write"
 TRANSFER_TOOL = "transfer_to_human_agents"
 # (domain, write tool) -> [(argument names that differ, fault id)], first match wins.
@@ -306,20 +309,25 @@ def fit(run_dirs: list[Path]) -> FitResult:
             at_risk = len(gold) if index is None else min(index + 1, len(gold))
             for k in range(at_risk):
                 opportunities.update(sites[task.id][k] if k < len(sites[task.id]) else set())
+                opportunities[CONFLICT_REFUSAL] += conflict_at(domain, task.id, k) is not None
             if record.success:
                 continue
-            reproducible = fid in (UNATTRIBUTED, PV) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
+            if index is not None and NEVER_MADE in why and conflict_at(domain, task.id, index) is not None:
+                # The gold write contradicts the policy (tauguard/gold_conflicts.toml): not making
+                # it is what the policy asks, not a fault, though tau2 fails the task.
+                fid, why = CONFLICT_REFUSAL, f"{why}: a documented gold conflict (the policy forbids this write)"
+            reproducible = fid in (UNATTRIBUTED, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
             if not reproducible:
                 opportunities[fid] += 1  # the real agent made it here; the sim cannot
                 result.not_reproducible[fid] = result.not_reproducible.get(fid, 0) + 1
-            fault_class = catalog[fid].fault_class if fid in catalog else ("PV" if fid == PV else "U")
+            fault_class = catalog[fid].fault_class if fid in catalog else {PV: "PV", CONFLICT_REFUSAL: "W"}.get(fid, "U")
             counts[fid] += 1
             result.attributions.append(
                 Attribution(run_id=run.manifest.run_id, task_id=record.task_id, trial=record.trial, fault_id=fid,
                             fault_class=fault_class, write_index=index, why=why, reproducible=reproducible)
             )
     result.counts = dict(counts)
-    result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f == PV}
+    result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f in (PV, CONFLICT_REFUSAL) and n}
     return result
 
 
@@ -329,7 +337,7 @@ def _toml_str(text: str) -> str:
 
 def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float) -> str:
     """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates and their counts."""
-    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED)}
+    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED, CONFLICT_REFUSAL)}
     description = f"Fitted to real {result.domain} agents ({', '.join(result.runs)}); a simulation parameter."
     lines = [
         f"# Fault profile fitted by `tauguard faults fit` to {len(result.runs)} imported real run(s) of {result.domain}:",
@@ -343,6 +351,7 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"uptake = {uptake}",
         f"block_transfer = {block_transfer}",
         f"forbidden_write = {result.rates.get(PV, 0.0):.4f}",
+        f"conflict_refusal = {result.rates.get(CONFLICT_REFUSAL, 0.0):.4f}",
         'draw = "first_deviation"',
         "",
         "[rates]",
@@ -352,6 +361,7 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"uptake = {_toml_str('Assumption passed to tauguard faults fit --uptake.')}",
         f"block_transfer = {_toml_str('Assumption passed to tauguard faults fit --block-transfer.')}",
         f"forbidden_write = {_toml_str(_count_text(result, PV))}",
+        f"conflict_refusal = {_toml_str(_count_text(result, CONFLICT_REFUSAL) + ' (documented gold-conflict writes not made: compliant, not a fault)')}",
         *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f))}" for f in rates],
         f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED))}",
         "",
