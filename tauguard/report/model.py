@@ -70,7 +70,7 @@ class CurvePanel(BaseModel):
 
     key: str  # html id
     title: str
-    metric: str  # "pass^k", "ASR@k", "process-valid pass^k"
+    metric: str  # "pass^k", "ASR@k", "process_valid^k"
     curves: list[Curve]
     svg: str = ""
 
@@ -92,6 +92,7 @@ class DeltaRow(BaseModel):
     p_permutation: float
     p_holm: float
     verdict: str
+    note: str = ""  # the metric's label, e.g. process_valid^k: "tauguard's extension ..."
 
 
 class TaskCell(BaseModel):
@@ -255,6 +256,7 @@ class ReportData(BaseModel):
     process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
     pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
+    pv_note: str = ""  # the metric's note: process_valid^k is tauguard's extension, not PolicyGuide's
     asr_panels: list[CurvePanel] = Field(default_factory=list)
     deltas: list[DeltaRow] = Field(default_factory=list)
     forest: Figure | None = None
