@@ -99,21 +99,6 @@ def test_a_stale_value_books_the_profile_date_of_birth_not_the_stated_one():
     assert [p["dob"] for p in booked] == [profile_dob] != ["1985-04-04"]  # the user stated 1985-04-04
 
 
-def test_a_stale_value_in_a_passenger_update_keeps_the_old_value_read_from_the_reservation():
-    from tauguard import tau2compat as t2
-    from tauguard.conversation import ToolCallView
-    from tauguard.faults.generators import FaultContext, generate
-
-    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "40")
-    gold = next(a for a in task.evaluation_criteria.actions if a.name == "update_reservation_passengers")
-    env = t2.task_environment("airline", task)
-    old = env.tools.db.reservations[gold.arguments["reservation_id"]].passengers
-    call = generate("airline.stale_value", FaultContext("airline", task, ToolCallView(id="g", name=gold.name, arguments=dict(gold.arguments)), env, 0))
-    assert call is not None
-    changed = [(new, g) for new, g in zip(call.arguments["passengers"], gold.arguments["passengers"]) if new != g]
-    assert len(changed) == 1 and changed[0][0]["last_name"] == next(p.last_name for p in old if p.first_name == changed[0][0]["first_name"])
-
-
 def test_a_wrong_choice_booking_takes_a_dearer_flight_and_pays_it_in_full():
     from tauguard import tau2compat as t2
     from tauguard.conversation import ToolCallView

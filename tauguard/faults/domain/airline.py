@@ -480,41 +480,21 @@ def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
     return None
 
 
-_PASSENGER_FIELDS = ("dob", "last_name", "first_name")  # the field a stale read most often keeps first
-
-
 @register_generator("airline.stale_value")
 def stale_value(ctx: FaultContext) -> ToolCallView | None:
-    """The gold passengers with one value an earlier read returned instead of the user's.
-
-    A booking: a passenger named as the user or a saved passenger of the profile (read with
-    get_user_details) gets the profile's date of birth where the user gave another. A passenger
-    update: the first changed passenger keeps the reservation's old value (read with
-    get_reservation_details) of its first changed field (date of birth, last name, first name).
-    """
+    """The gold booking with a passenger's date of birth as the profile (read with
+    get_user_details) has it for the user or a saved passenger of that name, where the user gave another."""
     db = _db(ctx)
     args = ctx.gold_call.arguments
+    user = db.users.get(args.get("user_id"))
+    if ctx.gold_call.name != "book_reservation" or user is None:
+        return None
     passengers = [dict(p) for p in args.get("passengers", []) if isinstance(p, dict)]
-    if ctx.gold_call.name == "book_reservation":
-        user = db.users.get(args.get("user_id"))
-        if user is None:
-            return None
-        read = [(user.name.first_name, user.name.last_name, user.dob)]
-        read += [(p.first_name, p.last_name, p.dob) for p in user.saved_passengers]
-        for i, passenger in enumerate(passengers):
-            for first, last, dob in read:
-                if (passenger.get("first_name"), passenger.get("last_name")) == (first, last) and passenger.get("dob") != dob:
-                    passengers[i] = {**passenger, "dob": dob}
-                    return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
-        return None
-    if ctx.gold_call.name != "update_reservation_passengers":
-        return None
-    res = db.reservations.get(args.get("reservation_id"))
-    if res is None:
-        return None
-    for i, (new, old) in enumerate(zip(passengers, res.passengers)):
-        for field in _PASSENGER_FIELDS:
-            if new.get(field) != getattr(old, field):
-                passengers[i] = {**new, field: getattr(old, field)}
+    read = [(user.name.first_name, user.name.last_name, user.dob)]
+    read += [(p.first_name, p.last_name, p.dob) for p in user.saved_passengers]
+    for i, passenger in enumerate(passengers):
+        for first, last, dob in read:
+            if (passenger.get("first_name"), passenger.get("last_name")) == (first, last) and passenger.get("dob") != dob:
+                passengers[i] = {**passenger, "dob": dob}
                 return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
     return None
