@@ -39,10 +39,13 @@ def _plain_outcomes(units: list[UnitOutcome]) -> list[TaskOutcome]:
         t["reward_sum"] += u.reward if u.reward is not None else 0.0  # type: ignore[operator]
         if u.process is not None:
             add("process_trials")
-            if u.success:
+            if u.success or u.guard_blocked:
                 valid, applicable, satisfied = u.process
-                add("process_valid", int(valid))
-                add("process_passed")
+                if u.success:
+                    add("process_valid", int(valid))
+                    add("process_passed")
+                else:
+                    add("process_blocked")
                 add("process_checks", applicable)
                 add("process_satisfied", satisfied)
                 if applicable:
@@ -70,7 +73,7 @@ def test_outcomes_from_units_equal_the_trial_by_trial_reduction(rewards: tuple[f
                 rng.choice(["airline", "retail", "air"]), rng.choice(["0", "1", "10", "2"]), trial, True,
                 rng.random() < 0.3, rng.random() < 0.1, rng.random() < 0.5, rng.choice(rewards), attacked,
                 rng.choice([None, True, False]) if attacked else None, rng.random() < 0.2,
-                rng.choice([None, (True, 0, 0), (False, 2, 1), (True, 3, 3)]),
+                rng.choice([None, (True, 0, 0), (False, 2, 1), (True, 3, 3)]), rng.choice([0, 0, 1, 2]),
             ))
         assert outcomes_from_units(iter(units)) == _plain_outcomes(units)
     assert 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1  # why the order matters
@@ -103,6 +106,13 @@ def test_index_decoders_agree_and_refuse_malformed_rows(tmp_path: Path, decoder:
     monkeypatch.setattr(outcome_index, "_DECODER", False)
     assert rows is not None and rows == read_index(run, size)
     assert all(type(r.unit) is UnitOutcome for r in rows)
+    # Rows written before UnitOutcome.guard_blocked existed (one field fewer) read it as 0.
+    text = (run / INDEX).read_text(encoding="utf-8")
+    old_rows = text.replace(",0],false]", "],false]")
+    assert old_rows != text
+    (run / INDEX).write_text(old_rows, encoding="utf-8")
+    monkeypatch.setattr(outcome_index, "_DECODER", None if decoder == "msgspec" else False)
+    assert read_index(run, size) == rows
     monkeypatch.setattr(outcome_index, "_DECODER", None if decoder == "msgspec" else False)
     text = (run / INDEX).read_text(encoding="utf-8")
     (run / INDEX).write_text(text.replace('"airline","0",0,', '"airline","0","zero",', 1), encoding="utf-8")
