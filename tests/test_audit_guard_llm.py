@@ -127,3 +127,27 @@ def test_guard_llm_input_errors_are_one_line_before_any_request(imported: Path, 
         res = runner.invoke(app, ["audit", str(imported), "--strategy", "action-guard", *extra])
         lines = res.output.strip().splitlines()
         assert res.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], res.output
+
+
+def test_the_llm_dialogue_judges_calls_are_booked_to_the_write_they_decide(imported: Path) -> None:
+    """action-guard's compiled checklist with the LLM dialogue judge: the judge's calls (which
+    the decision itself does not report) are each write's usage and the strategy's total."""
+    from tauguard.store import load_run
+    from tauguard.trajectories.audit import GuardModel, audit_run
+
+    def judge(body: dict[str, Any]) -> dict[str, Any]:
+        prompt = body["messages"][-1]["content"]
+        answer = {"confirmations": []} if '"confirmations"' in prompt else {"turn": None, "kind": None}
+        return {"content": json.dumps(answer), "usage": {"prompt_tokens": 300, "completion_tokens": 4}}
+
+    with ScriptedLLMServer(judge) as server:
+        guard = GuardModel("openai/scripted-judge", {"api_base": server.api_base, "api_key": "sk-test"})
+        report = audit_run(load_run(imported), ["action-guard"], {"backend": "compiled", "dialogue": "llm"},
+                           guard_llm=guard, labels=[])
+        n = len(server.requests)
+    audit = report.strategies[0]
+    assert n > 0 and report.scripted_answers == n
+    assert (audit.guard_usage.llm_calls, audit.guard_usage.prompt_tokens, audit.guard_usage.completion_tokens) == (n, 300 * n, 4 * n)
+    # the judge finds no confirmation: writes are held for it, each with the judge's calls as its usage
+    confirmation = [w for w in audit.held_writes if (w.rule_id or "").endswith(".confirmation")]
+    assert confirmation and all(w.usage.llm_calls >= 1 and w.usage.prompt_tokens == 300 * w.usage.llm_calls for w in confirmation)
