@@ -122,6 +122,8 @@ def test_guard_llm_input_errors_are_one_line_before_any_request(imported: Path, 
         (["--guard-llm", "openai/m", "--api-base", "http://u:p@127.0.0.1:9/v1"], "--api-base holds credentials"),
         (["--guard-llm", "openai/m", "--api-base", "http://127.0.0.1:9/v1"], "no credentials for the guard model 'openai/m'"),
         (["--guard-llm", "nosuchprovider/m"], "unknown provider in the guard model"),
+        (["--cache", "c"], "--cache applies to the --guard-llm model"),
+        (["--guard-llm", "openai/m", "--rate-limit", "openai/m=-1"], "invalid --rate-limit 'openai/m=-1'"),
     ]
     for extra, message in cases:
         res = runner.invoke(app, ["audit", str(imported), "--strategy", "action-guard", *extra])
@@ -151,3 +153,18 @@ def test_the_llm_dialogue_judges_calls_are_booked_to_the_write_they_decide(impor
     # the judge finds no confirmation: writes are held for it, each with the judge's calls as its usage
     confirmation = [w for w in audit.held_writes if (w.rule_id or "").endswith(".confirmation")]
     assert confirmation and all(w.usage.llm_calls >= 1 and w.usage.prompt_tokens == 300 * w.usage.llm_calls for w in confirmation)
+
+
+def test_a_repeated_audit_is_answered_from_the_cache_at_no_cost(imported: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["audit", str(imported), "-s", "classifier", "--guard-llm", "openai/cached-gate", "--cache", str(tmp_path / "cache"),
+            "--no-labels", "--format", "json"]
+    with ScriptedLLMServer(_responder) as server:
+        first = runner.invoke(app, [*args, "--api-base", server.api_base], env={"OPENAI_API_KEY": KEY})
+        asked = len(server.requests)
+        second = runner.invoke(app, [*args, "--api-base", server.api_base], env={"OPENAI_API_KEY": KEY})
+        assert len(server.requests) == asked == 9  # the second audit asked nothing
+    one, two = (json.loads(r.stdout)["strategies"][0] for r in (first, second))
+    assert one["guard_usage"]["llm_calls"] == two["guard_usage"]["llm_calls"] == 9
+    assert [w["verdict"] for w in one["held_writes"]] == [w["verdict"] for w in two["held_writes"]]
+    assert not any(KEY in f.read_bytes().decode("utf-8", "replace") for f in (tmp_path / "cache").rglob("*") if f.is_file())

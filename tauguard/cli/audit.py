@@ -43,6 +43,12 @@ def audit(
         None, "--api-base", help="The --guard-llm model's server (an OpenAI-compatible URL). \\[default: the provider's]"
     ),
     no_key: bool = typer.Option(False, "--no-key", help="The --api-base server needs no API key: none is looked up, a placeholder is sent."),
+    rate_limit: Optional[list[str]] = typer.Option(
+        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for the --guard-llm model (repeatable). \\[default: no limit]"
+    ),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="Directory of stored completions: a repeated guard request is answered from it at $0. \\[default: no cache]"
+    ),
     task_ids: Optional[list[str]] = task_ids_option(),
     task: Optional[list[str]] = old_task_option(),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the full report as JSON here. \\[default: none]"),
@@ -73,7 +79,7 @@ def audit(
     if output is not None:
         check_output_file(output, "-o/--output")
     options = parse_strategy_options(strategy_option)
-    guard = _guard_model(guard_llm, api_base, no_key)
+    guard = _guard_model(guard_llm, api_base, no_key, rate_limit or [], cache)
     task = merge_task_ids(task_ids, task)
     for name in strategy:
         try:
@@ -129,12 +135,14 @@ def audit(
         typer.echo(render_audit(report, fmt.value, writes=writes))
 
 
-def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool) -> "GuardModel | None":
-    """The guard model of the audit, its provider and credentials checked as ``run`` checks them
-    (one ``error:`` line, exit 2, before any replay)."""
+def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate_limit: list[str], cache: str | None) -> "GuardModel | None":
+    """The guard model of the audit and its provider discipline, checked as ``run`` checks them
+    (provider, credentials, rate limits, cache folder: one ``error:`` line, exit 2, before any replay)."""
     if guard_llm is None:
-        if api_base is not None or no_key:
-            fail(f"{'--api-base' if api_base is not None else '--no-key'} applies to the --guard-llm model; give --guard-llm MODEL")
+        given = [flag for flag, value in (("--api-base", api_base), ("--no-key", no_key or None),
+                                          ("--rate-limit", rate_limit or None), ("--cache", cache)) if value is not None]
+        if given:
+            fail(f"{given[0]} applies to the --guard-llm model; give --guard-llm MODEL")
         return None
     args: dict[str, str] = {}
     if api_base is not None:
@@ -146,12 +154,24 @@ def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool) -> "
         args["api_base"] = api_base
     elif no_key:
         fail("--no-key applies to an --api-base server; give --api-base URL")
-    from tauguard.config import RunConfig
-    from tauguard.execution.checks import PlanError, check_models
+    from tauguard.config import ConfigError, resolve_config
+    from tauguard.execution.checks import PlanError, check_cache_dir, check_models
+    from tauguard.execution.provider import RateLimit
     from tauguard.trajectories.audit import GuardModel
 
+    limits: dict[str, list[float]] = {}
+    for text in rate_limit:
+        try:
+            model, limit = RateLimit.parse(text)
+        except ValueError as exc:
+            fail(str(exc))
+        limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
     try:
-        check_models(RunConfig(agent_llm="sim", user_llm="sim", guard_llm=guard_llm, llm_args={"guard": args}, no_key=no_key))
-    except PlanError as exc:
+        # the run's own resolution: packaged guard defaults (temperature 0), the same validation
+        config = resolve_config(None, {"agent_llm": "sim", "user_llm": "sim", "guard_llm": guard_llm, "no_key": no_key,
+                                       "llm_args": {"guard": args}, "rate_limits": limits, "cache": cache})
+        check_models(config)
+        check_cache_dir(config.cache)
+    except (ConfigError, PlanError) as exc:
         fail(str(exc).replace("or run offline with --agent-llm sim --user-llm sim", "or audit with the compiled backends (no --guard-llm)"))
-    return GuardModel(guard_llm, args, no_key)
+    return GuardModel(guard_llm, config.role_args("guard"), no_key, config.cache, dict(config.rate_limits))

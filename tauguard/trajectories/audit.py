@@ -29,11 +29,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
 from tauguard.benchmark.real_writes import LabelledWrite, load_labels
@@ -193,6 +194,7 @@ class AuditReport(BaseModel):
     guard_api_base: str | None = None  # its server (--api-base), userinfo masked
     scripted_answers: int = 0  # answers from the scripted loopback server: plumbing, not a model's
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def plumbing(self) -> bool:
         """The guard verdicts came (partly) from the scripted loopback server."""
@@ -304,12 +306,35 @@ class _Part:
 
 @dataclass(frozen=True)
 class GuardModel:
-    """The model the LLM backends ask: litellm model string, its arguments, and whether its
-    server needs no key (``--no-key``: a placeholder key is sent)."""
+    """The model the LLM backends ask, and the provider discipline of its calls.
+
+    ``args``: litellm arguments (``api_base``, ``temperature``, ...); ``no_key``: its server
+    needs no key (a placeholder is sent); ``cache``: the ``--cache`` folder; ``rate_limits``:
+    model -> [RPM] or [RPM, TPM], split over ``share`` processes.
+    """
 
     model: str
     args: dict[str, Any] = field(default_factory=dict)
     no_key: bool = False
+    cache: str | None = None
+    rate_limits: dict[str, list[float]] = field(default_factory=dict)
+    share: int = 1
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """This process's completions under this discipline inside the block (a loky worker
+        installs its own), and the process's own again after it."""
+        from tauguard.execution.provider import RateLimit, install, state
+
+        current = state()
+        saved = (dict(current.limits), current.cache, current.no_key)
+        limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in self.rate_limits.items()}
+        install(limits, share=max(1, self.share), cache=self.cache, no_key=self.no_key)
+        try:
+            yield
+        finally:
+            current.limits, current.cache, current.no_key = saved
+            current.buckets.clear()
 
 
 def _audit_records(
@@ -323,10 +348,21 @@ def _audit_records(
     definitions: dict[str, Any] | None = None,
 ) -> _Part:
     """Replay ``records`` and gate their writes with every strategy (one process)."""
-    if guard is not None and guard.no_key:
-        from tauguard.execution.provider import state
+    with guard.installed() if guard is not None else nullcontext():
+        return _audit_records_here(records, domain, strategies, options, follow_reads, guard, progress, definitions)
 
-        state().no_key = True  # this process's completions (a loky worker has its own)
+
+def _audit_records_here(
+    records: list[TrialRecord],
+    domain: str,
+    strategies: list[str],
+    options: dict[str, Any],
+    follow_reads: bool,
+    guard: GuardModel | None,
+    progress: Callable[[int, int], None] | None,
+    definitions: dict[str, Any] | None,
+) -> _Part:
+    """:func:`_audit_records` under the guard model's provider discipline."""
     created = {name: create_strategy(name, options) for name in strategies}
     tasks = run_tasks(domain, {r.task_id for r in records}, definitions)
     agent_types, _ = t2.tool_types(domain)
@@ -403,10 +439,10 @@ def audit_run(
     domain = run.manifest.domains[0]
     definitions = run.manifest.provenance.get("task_definitions")
     guard = GuardModel(guard_llm) if isinstance(guard_llm, str) else guard_llm
+    workers = max(1, min(workers, len(records)))
     if guard is not None:
         # the run defaults' temperature 0 for the guard role, unless the arguments say otherwise
-        guard = GuardModel(guard.model, {"temperature": 0.0, **guard.args}, guard.no_key)
-    workers = max(1, min(workers, len(records)))
+        guard = replace(guard, args={"temperature": 0.0, **guard.args}, share=workers)
     if workers == 1:
         merged = _audit_records(records, domain, strategies, options, follow_reads, guard, progress, definitions)
     else:
