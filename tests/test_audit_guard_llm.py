@@ -164,6 +164,9 @@ def test_a_repeated_audit_is_answered_from_the_cache_at_no_cost(imported: Path, 
         asked = len(server.requests)
         second = runner.invoke(app, [*args, "--api-base", server.api_base], env={"OPENAI_API_KEY": KEY})
         assert len(server.requests) == asked == 9  # the second audit asked nothing
+    from tauguard.execution.provider import state
+
+    assert state().cache is None  # the process's own discipline again after each audit
     one, two = (json.loads(r.stdout)["strategies"][0] for r in (first, second))
     assert one["guard_usage"]["llm_calls"] == two["guard_usage"]["llm_calls"] == 9
     assert [w["verdict"] for w in one["held_writes"]] == [w["verdict"] for w in two["held_writes"]]

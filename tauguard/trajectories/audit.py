@@ -337,6 +337,12 @@ class GuardModel:
             current.buckets.clear()
 
 
+def _installed_audit(guard: GuardModel | None, *args: Any) -> _Part:
+    """:func:`_audit_records` (same arguments after ``guard``) under the guard model's provider discipline."""
+    with guard.installed() if guard is not None else nullcontext():
+        return _audit_records(*args)
+
+
 def _audit_records(
     records: list[TrialRecord],
     domain: str,
@@ -348,21 +354,6 @@ def _audit_records(
     definitions: dict[str, Any] | None = None,
 ) -> _Part:
     """Replay ``records`` and gate their writes with every strategy (one process)."""
-    with guard.installed() if guard is not None else nullcontext():
-        return _audit_records_here(records, domain, strategies, options, follow_reads, guard, progress, definitions)
-
-
-def _audit_records_here(
-    records: list[TrialRecord],
-    domain: str,
-    strategies: list[str],
-    options: dict[str, Any],
-    follow_reads: bool,
-    guard: GuardModel | None,
-    progress: Callable[[int, int], None] | None,
-    definitions: dict[str, Any] | None,
-) -> _Part:
-    """:func:`_audit_records` under the guard model's provider discipline."""
     created = {name: create_strategy(name, options) for name in strategies}
     tasks = run_tasks(domain, {r.task_id for r in records}, definitions)
     agent_types, _ = t2.tool_types(domain)
@@ -444,13 +435,13 @@ def audit_run(
         # the run defaults' temperature 0 for the guard role, unless the arguments say otherwise
         guard = replace(guard, args={"temperature": 0.0, **guard.args}, share=workers)
     if workers == 1:
-        merged = _audit_records(records, domain, strategies, options, follow_reads, guard, progress, definitions)
+        merged = _installed_audit(guard, records, domain, strategies, options, follow_reads, guard, progress, definitions)
     else:
         from joblib import Parallel, delayed
 
         chunks = [records[i::workers] for i in range(workers)]
         parts: list[_Part] = Parallel(n_jobs=workers, backend="loky")(
-            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard, None, definitions)
+            delayed(_installed_audit)(guard, chunk, domain, strategies, options, follow_reads, guard, None, definitions)
             for chunk in chunks
         )
         order = {r.key: i for i, r in enumerate(records)}
