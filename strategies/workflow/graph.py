@@ -24,7 +24,7 @@ GRAPH_DIR = Path(__file__).parent / "graphs"
 NodeType = Literal["entry", "exit", "agent_action", "user_input", "tool_call", "tool_authorization", "decision", "subflow"]
 Actor = Literal["agent", "user", "system", "tool"]
 # Deterministic dialogue judges (sim mode; the LLM verifier judges the same nodes with --guard-llm).
-Judge = Literal["request", "confirm", "reason", "device_report", "refusal"]
+Judge = Literal["request", "confirm", "reason", "device_report", "refusal", "payment"]
 MAX_DEPTH = 6  # nested subflows (service ⊂ data ⊂ MMS needs 3)
 
 

@@ -17,6 +17,9 @@ from tauguard_strategies.workflow.options import WorkflowOptions
 from tauguard_strategies.workflow.tracker import RequestRecord, Tracker
 from tauguard_strategies.workflow.verifier import build_messages, judge, prefix
 from tauguard.dialogue.guards import dialogue_judge
+from tauguard.domains import UnknownClauseError
+from tauguard.domains.contract import contract
+from tauguard.process.score import identified
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import (
     GUARD_ERROR_RULE,
@@ -67,11 +70,27 @@ class WorkflowSession(GuardSession):
             return self.tracker.dialogue_satisfies(node, call, self._conversation)
         return True  # decisions, structure and unjudged steps are advisory
 
-    def _identify_gap(self) -> Node | None:
+    def _identify_gap(self, call: ToolCallView | None = None) -> Node | None:
+        """The unmet read of the identify subflow, unless (for ``call``) the write contract's
+        identification holds another way (airline: the user stated the id the target's read
+        shows as its owner; the policy asks only that the user provide their id)."""
+        if call is not None and self._identified_by_contract(call):
+            return None
         for node in self.graph.nodes.values():
             if node.id.startswith("identify.") and node.type == "tool_call" and not self._satisfied(node, None):
                 return node
         return None
+
+    def _identified_by_contract(self, call: ToolCallView) -> bool:
+        try:
+            rules = contract(self.graph.domain)
+        except UnknownClauseError:  # a domain without a contract: only the graph's way
+            return False
+        write = rules.rule(call.name)
+        if write is None:
+            return False
+        events = self._conversation.events
+        return identified(rules, write, call, self._conversation, len(events), list(self.tracker.state.reads))
 
     def _authorization(self, tool: str) -> str | None:
         nodes = self.graph.authorizations(tool)
@@ -80,7 +99,7 @@ class WorkflowSession(GuardSession):
 
     def _gap(self, auth: str, call: ToolCallView | None) -> Node | None:
         """The first unmet prerequisite of an authorization node."""
-        gap = self._identify_gap()
+        gap = self._identify_gap(call)
         if gap is not None:
             return gap
         for nid in self.graph.prerequisites(auth):

@@ -7,7 +7,7 @@ from collections import Counter
 from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.retail import Order, PaymentMethod, Product
-from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
+from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, payment_source, predicate
 from tauguard.guard import Verdict
 
 D = "retail"
@@ -289,6 +289,9 @@ def price_difference_payment(ctx: GateContext) -> Finding | None:
             diff = _price_difference(ctx, order)
             if isinstance(diff, Finding) or diff is None or diff <= 0:
                 return diff if isinstance(diff, Finding) else None
+            # the user pays: only a gift card has a balance to check (its id names its kind)
+            if payment_source(pid) in ("credit_card", "paypal"):
+                return None
         raise NeedFact(ctx.peek("users", owner), ctx.hint("users", owner))
     method = _method(ctx, owner, pid)
     if method is None:
