@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauguard_strategies.action_guard.outcome import ItemOutcome
+from tauguard_strategies.workflow.decisions import unmet
 from tauguard_strategies.workflow.graph import FlatGraph, Node, load
 from tauguard_strategies.workflow.options import WorkflowOptions
 from tauguard_strategies.workflow.tracker import RequestRecord, Tracker
@@ -55,6 +57,7 @@ class WorkflowSession(GuardSession):
         self.verifier_failed = False
         self._details: dict[str, Any] = {}
         self._conversation = Conversation()
+        self._decided: dict[str, ItemOutcome] = {}  # decision node -> its unmet item's outcome (last write gated)
 
     # -- node satisfaction ----------------------------------------------------------------
 
@@ -68,7 +71,12 @@ class WorkflowSession(GuardSession):
                     return self.tracker.dialogue_satisfies(node, call, self._conversation)
                 return node.id in self.tracker.state.llm_satisfied or (node.judge == "request")
             return self.tracker.dialogue_satisfies(node, call, self._conversation)
-        return True  # decisions, structure and unjudged steps are advisory
+        if node.type == "decision" and node.checks and call is not None:
+            found = unmet(self.graph.domain, node, call, self._conversation, self.tracker.judge)
+            if found is not None:
+                self._decided[node.id] = found[1]
+            return found is None
+        return True  # decisions without checks (or without a proposed write), structure and unjudged steps are advisory
 
     def _identify_gap(self, call: ToolCallView | None = None) -> Node | None:
         """The unmet read of the identify subflow, unless (for ``call``) the write contract's
@@ -226,10 +234,15 @@ class WorkflowSession(GuardSession):
             if gap.match is not None and gap.match.write in call.arguments:
                 args = {gap.match.read: call.arguments[gap.match.write]}
             reads.append(ReadRequest(tool=gap.tool, arguments=args, why=gap.satisfied))
+        detail = f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet"
+        decided = self._decided.get(gap.id) if gap.type == "decision" else None
+        if decided is not None:  # the decision's check says what is missing or contradicts it
+            detail += f" ({decided.detail})"
+            reads += decided.required_reads
         finding = RuleFinding(
             rule_id=gap.clauses[0],
             verdict=Verdict.VERIFY,
-            detail=f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet",
+            detail=detail,
             remediation=f"Next required step: {_describe(gap)}",
             required_reads=reads,
         )

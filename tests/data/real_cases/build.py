@@ -29,6 +29,11 @@ CASES = {
     "airline_gptoss_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["25", "11", "33", "8"]),
     # label 103: an exchange whose difference the order's original PayPal pays (no profile read)
     "retail_cases.json.gz": ("retail_gpt-4.1-mini_user-gpt-4.1.json.gz", ["103"]),
+    # clause coverage (tests/test_real_cases.py, the coverage cases): task 2, a basic economy,
+    # uninsured, 2-day-old reservation cancelled with no basis
+    "airline_gptoss_coverage_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["2"]),
+    # task 35: an order's address modified after its items were modified
+    "retail_coverage_cases.json.gz": ("retail_gpt-4.1-mini_user-gpt-4.1.json.gz", ["35"]),
 }
 
 if __name__ == "__main__":
