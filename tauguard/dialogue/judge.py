@@ -26,18 +26,18 @@ This module imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import re
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.dialogue.polarity import Polarity, _fold, polarity, sentences
+from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, facts_of, names_action, states
+from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_value, names_action, states
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 1  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 2  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -204,6 +204,58 @@ def _menu(text: str) -> bool:
     return len(_LIST_QUESTION.findall(text.replace("**", ""))) >= 2
 
 
+# Talk of money: a condition about a price or a refund binds only a write that pays or refunds.
+_MONEY = re.compile(r"\b(price|cost|charg\w*|pay|paid|payment|refund\w*|balance|difference|fees?)\b|\$\s?\d", re.IGNORECASE)
+# A contrastive reference to the targets not being acted on ("for the others", "the rest").
+_CONTRAST = re.compile(r"\b(?:the|for the|as for the) (?:others?|rest)\b|\bthe other (?:ones?|reservations?|orders?|items?|flights?|bookings?)\b",
+                       re.IGNORECASE)
+_PAYS = ("payment_id", "payment_method_id", "payment_methods", "amount")
+
+
+def _values(value: object) -> list[str]:
+    """The string values of a call's arguments that identify what it acts on (ids, names, addresses)."""
+    if isinstance(value, str):
+        return [value] if len(value.strip().lstrip("#")) >= 4 else []
+    if isinstance(value, dict):
+        return [v for child in value.values() for v in _values(child)]
+    if isinstance(value, list):
+        return [v for child in value for v in _values(child)]
+    return []
+
+
+# An entity id as agents write them (a reservation "SE9KEL", an order "#W2702727"), not a flight number.
+_ID_SHAPE = re.compile(r"#W\d{7}\b|\b(?![A-Z]{3}\d{3}\b)(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{6}\b")
+
+
+def sentence_about(domain: str, call: ToolCallView, rule: Confirmation, facts: Facts, statement: str = "") -> About:
+    """What a reply's sentence is about relative to ``call``: ``this`` write (it names the write's
+    target, values or action), ``other`` (another action, or money when the write moves none),
+    ``sibling`` (another target: another id tool results or the ``statement`` showed, "the
+    others"), or ``unknown``."""
+    own, other = _action_words(domain, call, rule)
+    values = _values({k: v for k, v in call.arguments.items() if k not in _PAYS})
+    payment = [str(call.arguments[k]) for k in ("payment_id", "payment_method_id") if isinstance(call.arguments.get(k), str)]
+    targets = {_id(v) for v in _values(call.arguments)}
+    pays = any(k in call.arguments for k in _PAYS)
+    known = facts.ids | {_id(m) for m in _ID_SHAPE.findall(statement)}
+
+    def about(sentence: str, previous: str | None) -> Literal["this", "sibling", "other", "unknown"]:
+        # ids first: a sentence naming this target is about it, one naming only another is not
+        if any(mentions_value(sentence, v, facts.methods) for v in values + payment):
+            return "this"
+        if any(i not in targets for i in _mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
+            return "sibling"
+        if _names_any(sentence, own):
+            return "this"
+        if _names_any(sentence, other):
+            return "other"
+        if not pays and _MONEY.search(sentence):
+            return "other"
+        return "unknown"
+
+    return about
+
+
 def _pairs(turns: list[Turn]) -> list[tuple[int, int]]:
     """(agent turn, the user's next turn) index pairs into ``turns``, no agent turn between."""
     found: list[tuple[int, int]] = []
@@ -266,11 +318,12 @@ class CompiledJudge:
     def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
                   view: DialogueView, facts: Facts) -> bool:
         statement, reply = turns[i], turns[j]
-        if polarity(reply.text) != "yes":
+        about = sentence_about(domain, call, rule, facts, statement.text)
+        if polarity(reply.text, about) != "yes":
             return False
         if not asks_go_ahead(statement.text, call, rule, domain):
             return False
-        episode = self._episode(turns, i)
+        episode = self._episode(turns, i, about)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
@@ -278,10 +331,10 @@ class CompiledJudge:
             return False
         if not states(statement.text, call, rule, view, context, facts, earlier=earlier):
             return False
-        return self._in_force(domain, turns, j, call, rule, view)
+        return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
-    def _episode(turns: list[Turn], i: int) -> list[Turn]:
+    def _episode(turns: list[Turn], i: int, about: About | None = None) -> list[Turn]:
         """The statement and the agent's turns before it since the user last changed the request.
 
         Walking back over earlier pairs: a user turn that agrees, or answers a detail question
@@ -293,7 +346,7 @@ class CompiledJudge:
         while k >= 0 and len(episode) < 4:
             turn = turns[k]
             if turn.role == "user":
-                if polarity(turn.text) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
+                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
                     break
             else:
                 episode.insert(0, turn)
@@ -301,7 +354,8 @@ class CompiledJudge:
         return episode
 
     @staticmethod
-    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView) -> bool:
+    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView,
+                  about: About | None = None) -> bool:
         reply_at = turns[j].position
         for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
@@ -311,7 +365,7 @@ class CompiledJudge:
                         and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule):
                     return False
                 continue
-            if polarity(later.text) in ("no", "conditional"):
+            if polarity(later.text, about) in ("no", "conditional"):
                 return False
             if _CHANGE.search(_fold(later.text)):
                 return False  # the user changed the request since (a re-confirmation is a pair of its own)
