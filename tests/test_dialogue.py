@@ -257,3 +257,79 @@ def test_real_cases_judged_on_their_own_exchange() -> None:
     for cid in ("airline_adaptive-agent_cascata_tau3tasks:25:35:0:31", "airline_adaptive-agent_cascata_tau3tasks:21:27:0:21",
                 "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22"):
         assert cases[cid].label == "not_confirmed" and not judge_case(NEUTRAL, cases[cid], None), cid
+
+
+# --------------------------------------------------------------------------- calibration phenomena (compiled/2)
+
+
+def test_a_json_agent_message_is_read_whole() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:33:16:0:14: the request for a yes sits in a field of its own
+    text = ('{"message": "I found order #W6239298.", "confirmation_prompt": "Please reply \'yes\' to return the Bookshelf '
+            '(4900661478) from #W6239298 and refund to credit_card_2112420."}')
+    chat = Chat().call("get_order_details", {"order_id": "#W6239298"}, '{"order_id": "#W6239298", "status": "delivered"}')
+    chat.agent(text).user("Yes please, return the Bookshelf.")
+    args = {"order_id": "#W6239298", "item_ids": ["4900661478"], "payment_method_id": "credit_card_2112420"}
+    assert chat.confirmed("retail", "return_delivered_order_items", args)
+
+
+def test_a_condition_on_another_write_of_the_summary_does_not_bind_this_one() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:21:18:0:13: the condition is about a price difference; the address change has none
+    chat = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    chat.agent("For #W1111111 I will 1) change the shipping address to 12 Oak Street, 10001 and 2) swap the watch to black. "
+               "Shall I proceed with both?")
+    chat.user("Yes, please proceed with both. If the price difference is more than my gift card balance, please pause and let me know.")
+    address = {"order_id": "#W1111111", "address1": "12 Oak Street", "zip": "10001"}
+    assert chat.confirmed("retail", "modify_pending_order_address", address)
+    refusal = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    refusal.agent("For #W1111111 I will change the shipping address to 12 Oak Street, 10001. Shall I proceed?")
+    assert not refusal.user("Yes. If the delivery date changes, please pause and let me know.").confirmed(
+        "retail", "modify_pending_order_address", address)
+
+
+def test_refusing_one_target_of_a_batch_changes_the_batch() -> None:
+    # airline_adaptive-agent_opus46_tau3tasks:37:26:0:22: dropping SE9KEL from three cancellations needs a new statement
+    chat = Chat()
+    for rid in ("FDZ0T5", "HSR97W", "SE9KEL"):
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    chat.agent("Shall I cancel FDZ0T5, HSR97W and SE9KEL?")
+    chat.user("Hmm, wait, SE9KEL has other passengers. Let's just go ahead with cancelling FDZ0T5 and HSR97W.")
+    assert not chat.confirmed("airline", "cancel_reservation", {"reservation_id": "FDZ0T5"})
+    # a question about the others does not touch the ones agreed (airline_ironshell_opus46_run1:39:18:0:16)
+    chat.agent("Would you like me to go ahead and cancel FDZ0T5 and HSR97W?")
+    chat.user("Oui, please go ahead and cancel both FDZ0T5 and HSR97W. For the others, I still want to release my seats. Is that possible?")
+    assert chat.confirmed("airline", "cancel_reservation", {"reservation_id": "FDZ0T5"})
+
+
+def test_the_option_the_agent_singles_out_of_a_list_is_stated() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:15:20:0:18
+    args = {"reservation_id": "ABC123", "cabin": "economy", "flights": [{"flight_number": "HAT110", "date": "2024-05-24"},
+                                                                    {"flight_number": "HAT172", "date": "2024-05-24"}]}
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    chat.agent("Options for ABC123:\n1. HAT110 + HAT172: $207\n2. HAT164 + HAT206: $290\n\n"
+               "The cheapest option is HAT110 + HAT172 for $207. Would you like to proceed with this change?")
+    assert chat.user("Yes, I confirm.").confirmed("airline", "update_reservation_flights", args)
+    menu = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    menu.agent("Options for ABC123:\n1. HAT110 + HAT172: $207\n2. HAT164 + HAT206: $290\n\nWould you like to proceed with the change?")
+    assert not menu.user("Yes.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_a_questionnaire_is_not_yet_a_statement_of_the_booking() -> None:
+    # airline_adaptive-agent_opus46_tau3tasks:22:19:0:15: the answers complete the booking; it must be stated back
+    assert not asks_go_ahead("Please confirm whether you'd like to keep the destination as PHL or switch to EWR.")
+    args = {"user_id": "raj_1", "cabin": "economy", "flights": [{"flight_number": "HAT169", "date": "2024-05-17"}],
+            "passengers": [{"first_name": "Raj", "last_name": "Brown"}]}
+    chat = Chat().agent("I found HAT169 in economy for Raj Brown at $171. Would you like to go with this flight? "
+                        "Would you like to add travel insurance? Which payment method would you like to use?")
+    assert not chat.user("Yes, HAT169. No insurance, and use my Visa.").confirmed("airline", "book_reservation", args)
+
+
+def test_a_renamed_passenger_is_conveyed_by_the_whole_new_name() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:39:10:0:6: "Mei" and another passenger's "Garcia" do not state "Mei Garcia"
+    res = ('{"reservation_id": "3RK2T9", "passengers": [{"first_name": "Anya", "last_name": "Garcia"}, '
+           '{"first_name": "Mei", "last_name": "Lee"}]}')
+    args = {"reservation_id": "3RK2T9", "passengers": [{"first_name": "Anya", "last_name": "Garcia"}, {"first_name": "Mei", "last_name": "Garcia"}]}
+    chat = Chat().call("get_reservation_details", {"reservation_id": "3RK2T9"}, res)
+    chat.agent("Reservation 3RK2T9 has Anya Garcia and Mei Lee. Which name should change? Please confirm that you want to proceed.")
+    assert not chat.user("Change Mei Lee to Mei Garcia. Please proceed.").confirmed("airline", "update_reservation_passengers", args)
+    chat.agent("I will change passenger Mei Lee to Mei Garcia on 3RK2T9. Shall I proceed?")
+    assert chat.user("Yes.").confirmed("airline", "update_reservation_passengers", args)

@@ -103,7 +103,7 @@ _ASKS_IMPERATIVE = re.compile(
     r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
     r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
     r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|"
-    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes|['\"]yes['\"]? (?:to|and i(?:'ll| will)) (?:confirm|proceed|go ahead))\b",
+    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes)\b|(?:^|\W)['\"]yes['\"]?\s*(?:to|and i(?:'ll| will)) \w+",
     re.IGNORECASE,
 )
 # The user changing what is to be done, after agreeing.
@@ -144,7 +144,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
                 continue  # "Keep 3 bags or reduce to 2?" asks for a choice
             asks = bool(_ASKS.search(sentence) or _SHORT_ASK.match(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
         else:
-            asks = bool(_ASKS_IMPERATIVE.search(sentence))
+            # "please confirm whether you'd like to keep PHL or switch to EWR" asks for a choice
+            asks = bool(_ASKS_IMPERATIVE.search(sentence)) and not (_WHETHER.search(sentence) and _CHOICE.search(sentence))
         if not asks:
             continue
         if _names_any(sentence, own):
@@ -186,7 +187,8 @@ _WH = re.compile(
 )
 # A bare "OK?" / "Right?" after a statement of the action.
 _SHORT_ASK = re.compile(r"^\W*(ok(?:ay)?|alright|all right|right|correct|agreed|good|sound good|yes or no)\W*\?$", re.IGNORECASE)
-_CHOICE = re.compile(r"\w\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+_CHOICE = re.compile(r"\w[)\],]*\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+_WHETHER = re.compile(r"\b(?:if|whether)\b", re.IGNORECASE)
 _STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
 _PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
 _FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)
@@ -197,6 +199,27 @@ _INFORMATION = re.compile(
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)", re.IGNORECASE)
 _LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _questionnaire(text: str, about: About) -> bool:
+    """Whether an agent message asks the user for two or more details of the action
+    ("1. Will the passenger be just yourself? 2. Would you like travel insurance? ..."); a
+    question about another target or action ("what is your reason for cancelling IFOYYZ?") is
+    not one."""
+    asked = 0
+    for sentence in sentences(text):
+        if not sentence.endswith("?") or _STRONG.search(sentence) or _FACT.search(sentence):
+            continue
+        if about(sentence, None) in ("sibling", "other"):
+            continue
+        if _WH.search(re.split(r"[:;\u2014]", sentence)[-1]) or _DETAIL.search(sentence):
+            asked += 1
+    return asked >= 2
+
+
+# A question asking for one more detail of the action (bags, insurance, passengers, payment).
+_DETAIL = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:also,?\s*)?(?:would you like to (?:add|purchase|buy|include)|do you (?:need|want) (?:any|to add)|any \w+ (?:needed|bags)|will (?:the|all|any) passengers?)\b",
+                     re.IGNORECASE)
 
 
 def _menu(text: str) -> bool:
@@ -323,13 +346,15 @@ class CompiledJudge:
             return False
         if not asks_go_ahead(statement.text, call, rule, domain):
             return False
+        if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
+            return False  # the answers complete the action: it was not yet stated as it is made
         episode = self._episode(turns, i, about)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
         if not names_action("\n".join([*earlier, statement.text]), call, rule):
             return False
-        if not states(statement.text, call, rule, view, context, facts, earlier=earlier):
+        if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
             return False
         return self._in_force(domain, turns, j, call, rule, view, about)
 

@@ -232,6 +232,34 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     return False
 
 
+_FLIGHT = re.compile(r"\b[A-Za-z]{3}\d{3}\b")
+# A line of a list or a table: an option among others, not the one the agent singles out.
+_LISTED = re.compile(r"^\s*(?:[-*\u2022|]|\d+[.)]|[A-Za-z][.)]\s|option \w+\s*[:\u2014-])", re.IGNORECASE)
+
+
+def _singled_out(statement: str, reply: str | None, call: ToolCallView) -> bool:
+    """Whether, among the options a statement lists, the call's flights are the ones put to the user.
+
+    Either the agent singles them out in a sentence outside its list or table ("The cheapest
+    option is HAT110 + HAT172"), or the user's reply chooses them by value from the options
+    listed ("Yes, the Philadelphia option (HAT110 + HAT172)"), naming no other flight.
+    """
+    flights = {str(v).upper() for v in values_at(call.arguments, ["flights", "*", "flight_number"])}
+    if not flights:
+        return False
+    for line in statement.replace("**", "").splitlines():
+        if _LISTED.match(line):
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            named = {m.upper() for m in _FLIGHT.findall(sentence)}
+            if flights <= named and not named - flights:
+                return True
+    if reply:
+        named = {m.upper() for m in _FLIGHT.findall(reply)}
+        return flights <= named and not named - flights
+    return False
+
+
 def _renamed(call: ToolCallView, facts: Facts) -> bool:
     """Whether the call changes passengers of a reservation that was read (a name change)."""
     return str(call.arguments.get("reservation_id")) in facts.records
@@ -243,13 +271,21 @@ def _unchanged_passenger(passenger: dict[str, Any], call: ToolCallView, facts: F
     return (passenger.get("first_name"), passenger.get("last_name")) in current
 
 
+def _full_name(text: str, first: str, last: str) -> bool:
+    """Whether ``text`` names ``first`` then ``last`` close together (a name, or one record's fields)."""
+    pattern = r"\b" + re.escape(norm(first)) + r"\b.{0,30}?\b" + re.escape(norm(last)) + r"\b"
+    return re.search(pattern, norm(text)) is not None
+
+
 def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts, renamed: bool = False) -> bool:
     """A passenger is conveyed by their first name (a new name in full, when a reservation's
     passenger is renamed), or as the user ("you", "just me")."""
     # the first name identifies a passenger (a shared family name does not)
     name, last = passenger.get("first_name"), passenger.get("last_name")
     if isinstance(name, str) and name and mentions_value(statement, name):
-        if not renamed or (isinstance(last, str) and mentions_value(statement, last)):
+        # a new name is conveyed whole ("Mei Garcia", or a record's first and last name fields),
+        # not "Mei" here and "Garcia" of another passenger
+        if not renamed or (isinstance(last, str) and _full_name(statement, name, last)):
             return True
     first, last = passenger.get("first_name"), passenger.get("last_name")
     if not re.search(r"\b(you|yourself|your own|just me|myself)\b", norm(statement)):
@@ -262,18 +298,20 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
 
 
 def missing(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-            context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> list[str]:
+            context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
+            reply: str | None = None) -> list[str]:
     """The ``conveys`` paths whose values ``statement`` does not convey (empty: it states them all).
 
     ``context``: earlier texts of the conversation, in order, for references ("your reservation");
     ``earlier``: the agent's earlier turns of the same exchange (a summary before a payment
-    question), which convey details but not a target the statement itself does not name.
+    question), which convey details but not a target the statement itself does not name;
+    ``reply``: the user's answer, which may choose one of the options the statement lists.
     """
     facts = facts or facts_of(view)
     context = context or []
     before = "\n".join(earlier or [])
     lacking: list[str] = []
-    if _alternatives(statement, call, facts):
+    if _alternatives(statement, call, facts) and not _singled_out(statement, reply, call):
         return ["flights.*.flight_number"]
     if any(p.startswith("passengers.") for p in rule.conveys):
         passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
@@ -315,6 +353,7 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
 
 
 def states(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-           context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> bool:
+           context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
+           reply: str | None = None) -> bool:
     """Whether ``statement`` (with ``earlier`` turns of the exchange) conveys what the contract lists for ``call``."""
-    return not missing(statement, call, rule, view, context, facts, earlier)
+    return not missing(statement, call, rule, view, context, facts, earlier, reply)
