@@ -1,7 +1,8 @@
-"""Parse the JSON object in an LLM guard's answer (shared by every LLM-backed guard).
+"""Parse the JSON object in an LLM guard's answer (:func:`tauguard.llm_call.structured` uses it).
 
-Tolerates code fences and prose around the object; everything else is a ValueError, which the
-guards turn into a fail-closed decision. Imports neither tau2 nor litellm.
+Tolerates code fences and prose around the object; everything else is a ValueError, which
+``structured`` returns as an ``unparseable`` failure and the guards turn into a fail-closed
+decision. Imports neither tau2 nor litellm.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """The one way tauguard's own code calls an LLM, and the per-role account of a simulation.
 
-:func:`complete` is what LLM-backed guards, the classifier, the workflow verifier and the
-attack planner call instead of ``litellm.completion``: it applies the process's provider
-discipline (shared per-model rate limits, retries with backoff, the ``--cache``; see
-:mod:`tauguard.execution.provider`) and books the call under its role. tau2's agent and
-user completions go through the same discipline (``provider.install``) as roles
-``agent`` and ``user``.
+:func:`structured` is the one call of every LLM guard backend (the action-guard verifier, the
+workflow verifier, the classifier's LLM gate, the LLM dialogue judge): a prompt in, a JSON
+answer validated as a pydantic model out, as one :class:`StructuredResult` (the answer or the
+failure, the raw text, the call's tokens and cost). It never raises for model-side problems.
+:func:`complete` is the raw completion under it (the attack planner calls it directly): it
+applies the process's provider discipline (shared per-model rate limits, retries with backoff,
+the ``--cache``; see :mod:`tauguard.execution.provider`) and books the call under its role.
+tau2's agent and user completions go through the same discipline (``provider.install``) as
+roles ``agent`` and ``user``.
 
 A simulation opens a :class:`UnitLedger` (:func:`start_unit`); every call made in its
 thread is booked there by role: calls, tokens and cost of :func:`complete` calls, plus,
@@ -18,12 +21,25 @@ Imports litellm only when a call is made.
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import threading
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, Field
 
 from tauguard.guard import GuardUsage
+from tauguard.llm_answer import parse_json_answer
 from tauguard.records import RoleUsage
+from tauguard.secrets import scrub
+
+#: Seconds a guard's call may take unless its arguments say otherwise (``timeout``).
+DEFAULT_TIMEOUT_S = 120.0
+_FAILURE_CHARS = 300  # a provider's error text is cut to this many characters
+
+A = TypeVar("A", bound=BaseModel)
 
 _LEDGER: contextvars.ContextVar["UnitLedger | None"] = contextvars.ContextVar("tauguard_ledger", default=None)
 
@@ -56,6 +72,18 @@ class UnitLedger:
                     update={"cache_hits": booked.cache_hits, "retries": booked.retries, "waited_s": booked.waited_s}
                 )
         return out
+
+
+@contextmanager
+def metered() -> Iterator[UnitLedger]:
+    """Book the calls made inside the ``with`` block in a fresh ledger (the enclosing one, if
+    any, sees none of them); the audit uses it to count each hook's calls."""
+    ledger = UnitLedger()
+    token = _LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _LEDGER.reset(token)
 
 
 def start_unit() -> UnitLedger:
@@ -116,3 +144,75 @@ def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: An
     usage = usage_of(response)
     book(role, calls=1, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost)
     return response
+
+
+class StructuredResult(BaseModel, Generic[A]):
+    """One structured LLM call: the validated answer or the failure; the raw text and the usage always.
+
+    ``failure_kind`` says which: ``transport`` (timeout, HTTP error, connection failure; no
+    answer came back) or ``unparseable`` (an answer came back that is no JSON object of the
+    expected shape: ``raw`` holds it). ``usage`` is the call's tokens and cost ($0 for a cache
+    hit or a model without a price; one call and no tokens when nothing came back).
+    """
+
+    answer: A | None = None
+    failure: str | None = None
+    failure_kind: Literal["transport", "unparseable"] | None = None
+    raw: str | None = None
+    usage: GuardUsage = Field(default_factory=GuardUsage)
+
+
+def _transport_failure(exc: Exception) -> str:
+    kind = "timeout" if "timeout" in type(exc).__name__.lower() else "error"
+    # Providers sometimes repeat the request's key in their error text: it never leaves here.
+    return scrub(f"{kind}: {type(exc).__name__}: {str(exc)[:_FAILURE_CHARS]}")
+
+
+def _raw_text(response: Any) -> tuple[str | None, str]:
+    """The answer's text content (None when there is none) and what to keep as raw output."""
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        content = None
+    if isinstance(content, str):
+        return content, scrub(content)
+    try:
+        dumped: Any = response.model_dump()
+    except Exception:  # noqa: BLE001 -- only for the raw record
+        dumped = str(response)
+    return None, scrub(json.dumps(dumped, default=str))
+
+
+def structured(
+    model: str,
+    messages: list[dict[str, Any]],
+    answer: type[A],
+    *,
+    llm_args: Mapping[str, Any] | None = None,
+    role: str = "guard",
+    what: str = "answer",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+) -> StructuredResult[A]:
+    """Ask ``model`` and validate the JSON object in its answer as ``answer``; never raises for
+    model-side problems (they are the result's ``failure``).
+
+    The call goes through :func:`complete` (rate limits, retries, ``--cache``; booked under
+    ``role``, a failed call as one call). ``llm_args`` are litellm's arguments (``api_base``,
+    ``temperature``, ...); ``timeout`` applies unless they name one (None: litellm's default).
+    ``what`` names the answer in failure texts (``unparseable verdict: ...``).
+    """
+    args = dict(llm_args or {})
+    if timeout is not None:
+        args.setdefault("timeout", timeout)
+    try:
+        response = complete(role, model, messages, **args)
+    except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
+        book(role, calls=1)
+        return StructuredResult[answer](failure=_transport_failure(exc), failure_kind="transport", usage=GuardUsage(llm_calls=1))  # type: ignore[valid-type]
+    usage = usage_of(response)
+    content, raw = _raw_text(response)
+    try:
+        parsed = parse_json_answer(content, answer, what)
+    except ValueError as exc:
+        return StructuredResult[answer](failure=f"unparseable {what}: {exc}", failure_kind="unparseable", raw=raw, usage=usage)  # type: ignore[valid-type]
+    return StructuredResult[answer](answer=parsed, raw=raw, usage=usage)  # type: ignore[valid-type]

@@ -52,11 +52,14 @@ def _records(run_dir: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     return {r.key: _comparable(r) for r in load_run(run_dir).records}
 
 
-def _cluster_processes() -> list[str]:
-    """Ray processes anywhere, and Dask's spawned workers of this process: none may outlive a run."""
+def _cluster_processes(ignore: frozenset[str] = frozenset()) -> list[str]:
+    """Ray processes anywhere, and Dask's spawned workers of this process: none may outlive a run.
+
+    ``ignore``: pids already running before the run (another Ray cluster on a shared machine
+    is not this run's leftover)."""
     me, found = os.getpid(), []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or entry.name in ignore:
             continue
         try:
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -69,11 +72,15 @@ def _cluster_processes() -> list[str]:
     return found
 
 
-def _no_cluster_left() -> None:
+def _pids(lines: list[str]) -> frozenset[str]:
+    return frozenset(line.split(":", 1)[0] for line in lines)
+
+
+def _no_cluster_left(before: frozenset[str] = frozenset()) -> None:
     deadline = time.time() + 15
-    while _cluster_processes() and time.time() < deadline:
+    while _cluster_processes(before) and time.time() < deadline:
         time.sleep(0.2)
-    assert _cluster_processes() == []
+    assert _cluster_processes(before) == []
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +98,13 @@ def with_loky(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, 
 def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _require("ray")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    before = _pids(_cluster_processes())
     result = tauguard.run({**RUN, "backend": "ray", "out": str(tmp_path), "name": "ray"})
     assert result.status == "completed"
     assert result.manifest.config["backend"] == "ray" and result.manifest.config["address"] is None
     assert _records(result.run_dir) == with_loky
     assert "ray" not in sys.modules or not __import__("ray").is_initialized()  # shut down after the run
-    _no_cluster_left()
+    _no_cluster_left(before)
 
 
 def test_dask_lost_worker_leaves_its_units_for_resume(
@@ -112,6 +120,7 @@ def test_dask_lost_worker_leaves_its_units_for_resume(
     from tauguard.cli.main import app
 
     monkeypatch.setenv(LOSE_JOB_ENV, "airline/17")
+    before = _pids(_cluster_processes())
     run_dir = tmp_path / "dask"
     res = CliRunner().invoke(app, [
         "run", "--strategy", RUN["strategy"], "--task-ids", ",".join(RUN["task_ids"]), "-k", str(RUN["trials"]),
@@ -129,7 +138,7 @@ def test_dask_lost_worker_leaves_its_units_for_resume(
     assert manifest.status == "interrupted" and "2 units not recorded" in (manifest.stop_reason or "")
     partial = _records(run_dir)
     assert sorted(partial) == sorted(k for k in with_loky if k[1] != "17")
-    _no_cluster_left()
+    _no_cluster_left(before)
     monkeypatch.delenv(LOSE_JOB_ENV)
     resumed = tauguard.resume(run_dir, workers=1)  # in this process: the lost units only
     assert resumed.status == "completed" and resumed.progress.done == 6 and resumed.incomplete is None

@@ -235,35 +235,62 @@ def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: P
     assert "Per-trial views are embedded for the failing tasks only" in html
 
 
-def test_attacks_give_asr_curves_and_process_valid_records_give_their_own_pass_k(tmp_path: Path) -> None:
+def _rewrite(run_dir: Path, change) -> None:  # type: ignore[no-untyped-def]
+    """Apply ``change(record_dict)`` to every record of a run and index it again."""
+    from tauguard.store import RecordWriter
+
+    path = run_dir / "simulations.jsonl"
+    lines = [json.dumps(change(json.loads(line))) for line in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+    for stale in run_dir.glob("*-v1.jsonl"):
+        stale.unlink()
+    RecordWriter(run_dir).close()
+
+
+def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_valid_pass_k(tmp_path: Path) -> None:
+    """Both sections read what records really carry: ``attack.tactic`` and the stored ``process`` report."""
     from tauguard.metrics import k_metric, task_outcomes
-    from tauguard.report import build_report
+    from tauguard.process.score import ProcessCheck, ProcessReport
+    from tauguard.report import build_report, render_html
     from tauguard.store import load_run
 
     tasks = [TaskSpec(domain="retail", task_id=str(i), outcomes=[True, True, False],
                       attacks=[i % 2 == 0, False, None]) for i in range(6)]
-    runs = [load_run(write_run(tmp_path, name, tasks, strategy=name)) for name in ("base", "guarded")]
+    paths = [write_run(tmp_path, name, tasks, strategy=name) for name in ("base", "guarded")]
+    runs = [load_run(p) for p in paths]
     data = build_report(runs)
     assert [p.key for p in data.asr_panels] == ["asrk-all"]
     asr = data.asr_panels[0].curves[0].points
     expected = k_metric(task_outcomes(runs[0].records), "asr@", 1).value
     assert asr[0].value == expected and asr[0].low is not None and asr[0].low <= expected <= asr[0].high
-    assert data.pv_panels == []  # records without process_valid: no such section
-    # compare's paired ASR@k (its other_metrics) is listed beside pass^k
+    assert data.pv_panels == []  # no record carries a process report: no such section
     assert {r.metric for r in data.deltas} >= {"pass^1", "asr@1"}
-    from tauguard.report import render_html
-
     html = render_html(data)
     assert 'id="asr"' in html and 'id="asrk-all"' in html and 'id="process-valid"' not in html
 
-    class PVRecord(TrialRecord):
-        process_valid: bool | None = None
+    def attack_and_process(rec: dict) -> dict:  # type: ignore[type-arg]
+        if rec["attacked"]:
+            tactic = "insist" if int(rec["task_id"]) < 3 else "authority"
+            rec["attack"] = {"tactic": tactic, "attack_set": "default", "target": {"clause": "retail.x"}}
+        failures = [] if rec["trial"] == 0 else [
+            ProcessCheck(check="confirmation", clause_id="retail.explicit_confirmation", step=3).model_dump(mode="json")]
+        rec["process"] = ProcessReport(judge="compiled/1", applicable=2, satisfied=2 - len(failures),
+                                       failures=failures).model_dump(mode="json")
+        return rec
 
-    runs[1].records = [PVRecord(**r.model_dump(), process_valid=r.trial == 0) for r in runs[1].records]
+    _rewrite(paths[1], attack_and_process)
+    runs = [load_run(p) for p in paths]
     data = build_report(runs)
     assert [c.run_id for c in data.pv_panels[0].curves] == ["guarded"]
     # only trial 0 passes with a valid process: pass^1 = 1/3 of each task's trials
     assert data.pv_panels[0].curves[0].points[0].value == pytest.approx(1 / 3)
+    assert "tauguard's extension" in data.pv_note
+    # every trial is attacked; trials 0 and 1 have a known outcome, and trial 0 of even tasks succeeds
+    rows = {(t.run_id, t.tactic): (t.attacked, t.succeeded) for t in data.tactics}
+    assert rows == {("guarded", "insist"): (6, 2), ("guarded", "authority"): (6, 1), ("base", "(not recorded)"): (12, 3)}
+    html = render_html(data)
+    assert 'id="process-valid"' in html and ("tauguard&#39;s extension" in html or "tauguard's extension" in html)
+    assert 'data-plot="tactics"' in html and "authority" in html
 
 
 def test_report_from_the_outcome_indexes_equals_the_report_from_loaded_records(three_runs: list[Path]) -> None:

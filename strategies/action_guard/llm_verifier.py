@@ -4,8 +4,8 @@ The model receives the domain policy, the whole agent-visible conversation, the 
 call and its checklist, and answers with a JSON verdict (pass / block, the unmet items
 with evidence, a remediation for the agent). Anything else -- malformed output, a
 refusal, a timeout, a transport error -- is reported as a verifier failure, which the
-session maps through the configured failure policy. The call goes through
-:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
+session maps through the configured failure policy. The call is
+:func:`tauguard.llm_call.structured` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from pydantic import BaseModel, Field, field_validator
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GuardUsage
+from tauguard.conversation_text import render_conversation
 from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.llm_answer import parse_json_answer
-
-DEFAULT_TIMEOUT_S = 120.0
 
 SYSTEM_PROMPT = """\
 You are a policy-compliance verifier for a customer-service agent. The agent has proposed \
@@ -70,24 +68,6 @@ class LLMVerdict(BaseModel):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.lower().strip() if isinstance(value, str) else value
-
-
-def render_conversation(conversation: Conversation) -> str:
-    """The conversation as numbered lines (text turns, tool calls and their results)."""
-    lines = []
-    for i, event in enumerate(conversation.events):
-        call = event.tool_call
-        if event.kind == "user_message":
-            lines.append(f"[{i}] USER: {event.content or ''}")
-        elif event.kind == "agent_message":
-            lines.append(f"[{i}] AGENT: {event.content or ''}")
-        elif event.kind in ("agent_tool_call", "user_tool_call") and call is not None:
-            who = "AGENT" if event.kind == "agent_tool_call" else "USER"
-            lines.append(f"[{i}] {who} CALLS {call.name}({json.dumps(call.arguments, sort_keys=True)})")
-        elif event.kind == "tool_result" and call is not None:
-            status = "ERROR" if event.error else "RESULT"
-            lines.append(f"[{i}] TOOL {status} of {call.name}: {event.content or ''}")
-    return "\n".join(lines)
 
 
 def render_checklist(checklist: Checklist) -> str:
@@ -142,11 +122,6 @@ def outcomes_from_verdict(checklist: Checklist, verdict: LLMVerdict) -> list[Ite
     return outcomes
 
 
-def _describe_error(exc: Exception) -> str:
-    kind = "timeout" if "timeout" in type(exc).__name__.lower() else "error"
-    return f"{kind}: {type(exc).__name__}: {str(exc)[:300]}"
-
-
 def verify_llm(
     model: str,
     llm_args: dict[str, Any],
@@ -156,36 +131,16 @@ def verify_llm(
     conversation: Conversation,
 ) -> VerifierResult:
     """Ask the verifier model about ``call``; never raises for model-side problems."""
-    from tauguard.llm_call import complete, usage_of
+    from tauguard.llm_call import structured
 
-    args = dict(llm_args)
-    args.setdefault("timeout", DEFAULT_TIMEOUT_S)
     messages = build_messages(policy, checklist, call, conversation)
-    try:
-        response = complete("guard", model, messages, **args)
-    except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
-        return VerifierResult(backend="llm", failure=_describe_error(exc), usage=GuardUsage(llm_calls=1))
-    usage = usage_of(response)
-    try:
-        content = response.choices[0].message.content
-    except (AttributeError, IndexError):
-        content = None
-    raw = content if isinstance(content, str) else json.dumps(_safe_dump(response))
-    try:
-        verdict = parse_verdict(content if isinstance(content, str) else None)
-    except ValueError as exc:
-        return VerifierResult(backend="llm", raw=raw, usage=usage, failure=f"unparseable verdict: {exc}")
+    result = structured(model, messages, LLMVerdict, llm_args=llm_args, what="verdict")
+    if result.answer is None:
+        return VerifierResult(backend="llm", raw=result.raw, usage=result.usage, failure=result.failure)
     return VerifierResult(
         backend="llm",
-        outcomes=outcomes_from_verdict(checklist, verdict),
-        remediation=verdict.remediation,
-        raw=raw,
-        usage=usage,
+        outcomes=outcomes_from_verdict(checklist, result.answer),
+        remediation=result.answer.remediation,
+        raw=result.raw,
+        usage=result.usage,
     )
-
-
-def _safe_dump(response: Any) -> Any:
-    try:
-        return response.model_dump()
-    except Exception:  # noqa: BLE001 -- only for the raw record
-        return str(response)

@@ -15,7 +15,7 @@ from typing import Any
 from tauguard_strategies.workflow.graph import FlatGraph, Node, load
 from tauguard_strategies.workflow.options import WorkflowOptions
 from tauguard_strategies.workflow.tracker import RequestRecord, Tracker
-from tauguard_strategies.workflow.verifier import VerifierOutcome, build_messages, judge, prefix
+from tauguard_strategies.workflow.verifier import build_messages, judge, prefix
 from tauguard.dialogue.guards import dialogue_judge
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import (
@@ -116,11 +116,11 @@ class WorkflowSession(GuardSession):
 
     def _fire_llm(self, conversation: Conversation) -> None:
         state = self.tracker.state.compact()
-        outcome: VerifierOutcome = judge(
+        outcome = judge(
             self.context.guard_llm or "", self.context.guard_llm_args, build_messages(self.system, conversation, state)
         )
         details: dict[str, Any] = {"usage": outcome.usage, "raw": outcome.raw}
-        if outcome.judgement is None:
+        if outcome.answer is None:
             self.verifier_failed = True
             details.update(rule_id=f"{GUARD_ERROR_RULE}.verifier", reason=outcome.failure or "verifier failed")
         else:
@@ -128,7 +128,7 @@ class WorkflowSession(GuardSession):
             known = {r.id for r in self.graph.requests}
             have = {r.type: r for r in self.tracker.state.requests}
             index = len(conversation.events) - 1
-            for j in outcome.judgement.requests:
+            for j in outcome.answer.requests:
                 if j.type not in known:
                     continue
                 rec = have.get(j.type)

@@ -6,8 +6,8 @@ message), and only the conversation and the latest request state in the user mes
 providers can cache the prefix (PolicyGuide, shared/papers/workflow-guide_policyguide.md,
 Appendix: "The verifier prompt places the policy, workflow graph, tool specifications,
 judging rules, and output contract in a byte-stable prefix"). A transport error or an
-unparseable answer is returned as a failure, never raised. The call goes through
-:func:`tauguard.llm_call.complete` (the run's rate limits, retries and cache; role ``guard``).
+unparseable answer is returned as a failure, never raised. The call is
+:func:`tauguard.llm_call.structured` (the run's rate limits, retries and cache; role ``guard``).
 """
 
 from __future__ import annotations
@@ -17,15 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard_strategies.action_guard.llm_verifier import _describe_error, render_conversation
 from tauguard_strategies.workflow.graph import FlatGraph
 from tauguard.conversation import Conversation
+from tauguard.conversation_text import render_conversation
 from tauguard.dialogue.wording import CONFIRMATION_RULE
-from tauguard.guard import GuardUsage
-from tauguard.llm_answer import parse_json_answer
-
-
-DEFAULT_TIMEOUT_S = 120.0
+from tauguard.llm_call import StructuredResult
 
 RULES = """\
 You are the workflow verifier of a customer-service agent. You track every user request \
@@ -57,15 +53,6 @@ class Judgement(BaseModel):
     guidance: str = ""
 
 
-class VerifierOutcome(BaseModel):
-    """A firing's result: the judgement, or the failure."""
-
-    judgement: Judgement | None = None
-    failure: str | None = None
-    raw: str | None = None
-    usage: GuardUsage = Field(default_factory=GuardUsage)
-
-
 def prefix(policy: str, graph: FlatGraph, raw_policy_only: bool) -> str:
     """The byte-stable system message: rules, policy and (unless raw) the graph as JSON."""
     parts = [RULES, "<policy>\n" + policy.strip() + "\n</policy>"]
@@ -91,27 +78,8 @@ def build_messages(system: str, conversation: Conversation, state: dict[str, Any
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def parse(content: str | None) -> Judgement:
-    """The JSON object in the model's answer (ValueError when there is none)."""
-    return parse_json_answer(content, Judgement, "answer")
+def judge(model: str, llm_args: dict[str, Any], messages: list[dict[str, str]]) -> StructuredResult[Judgement]:
+    """One verifier call; never raises for model-side problems (they are the result's ``failure``)."""
+    from tauguard.llm_call import structured
 
-
-def judge(model: str, llm_args: dict[str, Any], messages: list[dict[str, str]]) -> VerifierOutcome:
-    """One verifier call; never raises for model-side problems."""
-    from tauguard.llm_call import complete, usage_of
-
-    args = dict(llm_args)
-    args.setdefault("timeout", DEFAULT_TIMEOUT_S)
-    try:
-        response = complete("guard", model, messages, **args)
-    except Exception as exc:  # noqa: BLE001 -- timeouts, HTTP errors, connection failures
-        return VerifierOutcome(failure=_describe_error(exc), usage=GuardUsage(llm_calls=1))
-    usage = usage_of(response)
-    try:
-        content = response.choices[0].message.content
-    except (AttributeError, IndexError):
-        content = None
-    try:
-        return VerifierOutcome(judgement=parse(content), raw=content, usage=usage)
-    except ValueError as exc:
-        return VerifierOutcome(failure=f"unparseable answer: {exc}", raw=content if isinstance(content, str) else None, usage=usage)
+    return structured(model, messages, Judgement, llm_args=llm_args)

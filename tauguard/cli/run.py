@@ -42,9 +42,15 @@ def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
     return parsed
 
 
-def _split_list(value: str | None) -> list[str] | None:
-    # An empty string stays an (invalid) empty list: `--domain ""` is an error, not the default.
-    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+def _split_list(values: list[str] | None) -> list[str] | None:
+    """The items of a comma-separated and/or repeated option, in order, without repeats.
+
+    An empty string stays an (invalid) empty list: `--domain ""` is an error, not the default.
+    """
+    if values is None:
+        return None
+    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return list(dict.fromkeys(items))
 
 
 _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "--strategy-option"}
@@ -61,7 +67,7 @@ def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | 
 
 def run(
     strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Strategy name (see `tauguard strategies`). " + packaged_default("strategy")),
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (comma-separate several). " + packaged_default("domains")),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (comma-separated and/or repeated). " + packaged_default("domains")),
     trials: Optional[int] = typer.Option(None, "-k", "--trials", help="Trials per task (1..1000); pass^1..pass^k are reported. " + packaged_default("trials")),
     split: Optional[str] = typer.Option(None, "--split", help="tau2 task split: base, train or test. " + packaged_default("split")),
     task_ids: Optional[list[str]] = task_ids_option(),
@@ -199,7 +205,7 @@ def _uptakes(text: str | None) -> list[float]:
     if text is None:
         return []
     values = []
-    for part in _split_list(text) or []:
+    for part in _split_list([text]) or []:
         try:
             value = float(part)
         except ValueError:

@@ -7,8 +7,8 @@ user. Which writes need a yes and what a statement must convey come from the wri
 (``tauguard/domains/<domain>/writes.toml``). Backends:
 
 - ``compiled`` (:class:`CompiledJudge`): deterministic, no model;
-- ``llm`` (:class:`tauguard.dialogue.llm.LLMJudge`): one call per question through
-  :func:`tauguard.llm_call.complete`, role ``guard``.
+- ``llm`` (:class:`tauguard.dialogue.llm.LLMJudge`): one call per question,
+  :func:`tauguard.llm_call.structured`, role ``guard``.
 
 Calibration on labelled real exchanges: :mod:`.cases`, :mod:`.evaluate`, ``tauguard dialogue eval``.
 Imports neither tau2 nor litellm.

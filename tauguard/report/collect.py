@@ -31,7 +31,6 @@ from tauguard.metrics import (
     run_is_simulated,
     run_task_outcomes,
     select,
-    task_outcomes,
 )
 from tauguard.outcome_index import RecordTally, UnitOutcome
 from tauguard.pairing import PairingDifference
@@ -49,6 +48,7 @@ from tauguard.report.model import (
     RunTiming,
     TaskCell,
     TaskRow,
+    TacticRow,
     TaskTrials,
     VerdictRow,
 )
@@ -255,14 +255,11 @@ def _panels(
     return panels
 
 
-def _process_valid(records: Sequence[TrialRecord]) -> list[TrialRecord] | None:
-    """Records whose success also requires a valid process, when records carry ``process_valid``."""
-    flags = [getattr(r, "process_valid", None) for r in records]
-    if all(f is None for f in flags):
-        return None
+def _tactic_rows(summaries: Sequence[RunSummary]) -> list[TacticRow]:
+    """Attacked and successful trials per tactic and run (from each run's attack breakdown)."""
     return [
-        r.model_copy(update={"success": bool(r.success) and bool(f)}) if r.error is None else r
-        for r, f in zip(records, flags, strict=True)
+        TacticRow(run_id=s.run_id, tactic=g.group, attacked=g.trials, succeeded=g.successes)
+        for s in summaries if s.attacks is not None for g in s.attacks.by_tactic
     ]
 
 
@@ -469,15 +466,16 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
             data.primary_k = data.compare_json["comparisons"][0]["primary_k"]
         data.compare_notes = notes
     data.pass_panels = _panels(run_ids, outcomes, "pass^", "pass^k", opts)
-    pv_records = [_process_valid(r.records) for r in runs]
-    if any(p is not None for p in pv_records):
-        pv_out = [task_outcomes(p) for p in pv_records if p is not None]
-        pv_ids = [rid for rid, p in zip(run_ids, pv_records, strict=True) if p is not None]
-        data.pv_panels = _panels(pv_ids, pv_out, "pass^", "process-valid pass^k", opts)
-        stored = [getattr(getattr(rec, "process", None), "judge", None) for r in runs for rec in r.records]
-        data.process_judge = judge_note(j for j in stored if j is not None)
+    # process_valid^k (tauguard's extension) from the outcome index: runs whose trials carry a process report.
+    pv_runs = [(rid, outs) for rid, outs in zip(run_ids, outcomes, strict=True) if any(o.process_trials for o in outs)]
+    if pv_runs:
+        data.pv_panels = _panels([r for r, _ in pv_runs], [o for _, o in pv_runs], "process_valid^",
+                                 "process-valid pass^k", opts)
+        data.pv_note = metric_def("process_valid^").note or ""
+        data.process_judge = judge_note()
     if any(o.is_attacked for outs in outcomes for o in outs):
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
+    data.tactics = _tactic_rows(summaries)
     data.task_rows = _task_rows(runs, outcomes, data.compare_json)
     data.trial_views, data.trial_note = _trial_views(runs, data.task_rows, opts.trial_budget_bytes)
     _accounting(runs, summaries, durations, data)

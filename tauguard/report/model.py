@@ -255,6 +255,7 @@ class ReportData(BaseModel):
     process_judge: str = ""  # which dialogue judge scored the process checks (tauguard.process.judge_note)
     pass_panels: list[CurvePanel] = Field(default_factory=list)
     pv_panels: list[CurvePanel] = Field(default_factory=list)  # process-valid pass^k, when present
+    pv_note: str = ""  # the metric's note: process_valid^k is tauguard's extension, not PolicyGuide's
     asr_panels: list[CurvePanel] = Field(default_factory=list)
     deltas: list[DeltaRow] = Field(default_factory=list)
     forest: Figure | None = None
