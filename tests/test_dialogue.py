@@ -333,3 +333,42 @@ def test_a_renamed_passenger_is_conveyed_by_the_whole_new_name() -> None:
     assert not chat.user("Change Mei Lee to Mei Garcia. Please proceed.").confirmed("airline", "update_reservation_passengers", args)
     chat.agent("I will change passenger Mei Lee to Mei Garcia on 3RK2T9. Shall I proceed?")
     assert chat.user("Yes.").confirmed("airline", "update_reservation_passengers", args)
+
+
+def test_a_yes_to_all_of_a_listed_set_covers_each_target() -> None:
+    # airline_claude-opus-4-6_user-gpt-4.1:49:47:1:41: "Confirm yes to proceed with all 5 downgrades"
+    chat = Chat()
+    ids = ("AAA111", "BBB222", "CCC333")
+    for rid in ids:
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    chat.agent("Downgrading to economy: AAA111 saves $100, BBB222 saves $200, CCC333 saves $300.")
+    chat.user("Great.")
+    chat.agent('To proceed, I need you to confirm:\n1. Keep the bags on AAA111 as they are?\n2. Confirm "yes" to proceed with all 3 downgrades to economy.')
+    chat.user("Yes, go ahead and downgrade all 3 to economy.")
+    args = {"reservation_id": "BBB222", "cabin": "economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20"},
+                                                                    {"flight_number": "HAT002", "date": "2024-05-25"}]}
+    assert chat.confirmed("airline", "update_reservation_flights", args)
+    two = Chat()
+    for rid in ids:
+        two.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    two.agent("Downgrading to economy: AAA111 saves $100, BBB222 saves $200, CCC333 saves $300.").user("Great.")
+    two.agent('To proceed, I need you to confirm:\n1. Keep the bags on AAA111 as they are?\n2. Confirm "yes" to proceed with all 5 downgrades to economy.')
+    assert not two.user("Yes, downgrade all 5.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_a_statement_paying_this_write_another_way_does_not_state_it() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:46:44:0:42: the plan splits NM1VX1 over a gift card and a Visa
+    profile = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+               '"gift_card_5094406": {"source": "gift_card", "id": "gift_card_5094406"}, '
+               '"credit_card_4196779": {"source": "credit_card", "id": "credit_card_4196779", "brand": "visa", "last_four": "7238"}}}')
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, profile)
+    for rid in ("NM1VX1", "KC18K6"):
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "economy"))
+    chat.agent("Upgrading both to business on the same flights:\n- NM1VX1 ($484): gift_card_5094406 ($274) + Visa ($210)\n"
+               "- KC18K6 ($740): Visa ($740)\nWould you like to proceed? Please confirm with a yes.")
+    chat.user("Yes, go ahead.")
+    flights = [{"flight_number": "HAT001", "date": "2024-05-20"}, {"flight_number": "HAT002", "date": "2024-05-25"}]
+    assert not chat.confirmed("airline", "update_reservation_flights",
+                              {"reservation_id": "NM1VX1", "cabin": "business", "flights": flights, "payment_id": "gift_card_5094406"})
+    assert chat.confirmed("airline", "update_reservation_flights",
+                          {"reservation_id": "KC18K6", "cabin": "business", "flights": flights, "payment_id": "credit_card_4196779"})
