@@ -1,13 +1,15 @@
 """Audit guards on every shared real τ² file against the labelled real-write benchmark, pooled.
 
     python bench/real_write_audit.py [--strategy ledger --strategy action-guard ...] [--runs DIR]
-        [--shared ../shared/trajectories] [--follow-reads] [--json out.json] [--workers 2]
+        [--shared ../shared/trajectories] [--no-follow-reads] [--catches] [--json out.json] [--workers 2]
 
 Imports each file of ``--shared`` into ``--runs`` (reused when already there), runs
 ``tauguard audit`` logic on each with every strategy (default options, compiled backends), and
 prints, per domain and pooled, the false holds (passed / failed simulations), catches and the
-false holds by cause, with Wilson 95 % intervals. These are real agents' conversations; no
-simulation is involved.
+false holds by cause, with Wilson 95 % intervals: first the default figures (a VERIFY whose
+reads the agent does not perform is a hold), then, apart, the "after reads" figures (every
+read a VERIFY names performed and the write gated again; ``--no-follow-reads`` skips them).
+These are real agents' conversations; no simulation is involved.
 """
 
 from __future__ import annotations
@@ -43,13 +45,31 @@ def _import(path: Path, runs: Path) -> Path | None:
     return target
 
 
+def _after_reads(audits: list, label: str, rate_text) -> None:  # type: ignore[no-untyped-def]
+    """The "after reads" figures, apart from the default ones (nothing when reads were not followed)."""
+    shown = [a for a in audits if a.false_holds_after_reads is not None]
+    if shown:
+        print(f"-- {label}")
+    for a in shown:
+        print(f"{a.strategy:13s} false holds {rate_text(a.false_holds_after_reads)}; catches {rate_text(a.catches_after_reads)}")
+
+
+def _unions(caught: dict[str, set[str]], violations: int, prefix: str) -> None:
+    """The violations caught by each pair of guards together."""
+    names = sorted(caught)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            print(f"{prefix}{first} ∪ {second}: {len(caught[first] | caught[second])}/{violations} violations caught")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--strategy", action="append", default=None)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "real")
-    parser.add_argument("--follow-reads", action="store_true")
+    parser.add_argument("--follow-reads", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--catches", action="store_true", help="also list the ids of each guard's caught violations")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--option", action="append", default=[], help="KEY=VALUE strategy option")
     args = parser.parse_args()
@@ -57,6 +77,7 @@ def main() -> None:
     options = dict(o.split("=", 1) for o in args.option)
 
     from tauguard.benchmark.audit import pool, rate_text
+    from tauguard.trajectories.render import AFTER_READS_FIGURES, DEFAULT_FIGURES
     from tauguard.store import load_run
     from tauguard.trajectories.audit import audit_run
 
@@ -79,26 +100,27 @@ def main() -> None:
                       f"catches {rate_text(s.labels.catches)}")
     out: dict[str, object] = {}
     for domain, audits in sorted(per_domain.items()):
-        print(f"\n== {domain} (pooled over files)")
+        print(f"\n== {domain} (pooled over files); {DEFAULT_FIGURES}")
         for a in pool(audits):
             print(f"{a.strategy:13s} false holds {rate_text(a.false_holds)} (passed {rate_text(a.false_holds_passed)}; "
                   f"failed {rate_text(a.false_holds_failed)}); catches {rate_text(a.catches)}")
-            if a.false_holds_after_reads is not None:
-                print(f"{'':13s} after reads: false holds {rate_text(a.false_holds_after_reads)}; catches {rate_text(a.catches_after_reads)}")
             print(f"{'':13s} by cause: {a.false_holds_by_rule}")
             out.setdefault(domain, {})[a.strategy] = a.model_dump(exclude={"decisions"})  # type: ignore[index]
+        _after_reads(pool(audits), AFTER_READS_FIGURES, rate_text)
     everything = [a for audits in per_domain.values() for a in audits]
     caught = {a.strategy: set(a.caught) for a in pool(everything)}
     violations = {d.id for a in everything for d in a.decisions if d.label == "violates"}
-    print("\n== all domains")
+    print(f"\n== all domains; {DEFAULT_FIGURES}")
     for a in pool(everything):
         print(f"{a.strategy:13s} false holds {rate_text(a.false_holds)}; catches {rate_text(a.catches)}")
-        out.setdefault("all", {})[a.strategy] = {**a.model_dump(exclude={"decisions"}), "caught": a.caught, "missed": a.missed}  # type: ignore[index]
-    if len(caught) > 1:
-        for i, first in enumerate(sorted(caught)):
-            for second in sorted(caught)[i + 1:]:
-                union = caught[first] | caught[second]
-                print(f"{first} ∪ {second}: {len(union)}/{len(violations)} violations caught")
+        out.setdefault("all", {})[a.strategy] = {**a.model_dump(exclude={"decisions"}), "caught": a.caught, "missed": a.missed,  # type: ignore[index]
+                                                 "caught_after_reads": a.caught_after_reads}
+        if args.catches:
+            print(f"{'':13s} caught: {', '.join(sorted(a.caught)) or '-'}")
+    _unions(caught, len(violations), "")
+    _after_reads(pool(everything), AFTER_READS_FIGURES, rate_text)
+    if args.follow_reads:
+        _unions({a.strategy: set(a.caught_after_reads) for a in pool(everything)}, len(violations), "after reads: ")
     print(f"\n{sims} simulations audited by {len(strategies)} strategies in {time.perf_counter() - started:.1f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.json:

@@ -54,6 +54,11 @@ class UnitOutcome(NamedTuple):
     guard_error: bool  # a guard event of the trial is a guard error
     # The stored process report (tauguard.process): valid, applicable and satisfied checks.
     process: tuple[bool, int, int] | None
+    # Writes the task needed that a guard held and that never executed (the report's
+    # ``blocked_write`` failures): such a trace stays in Step-/Trace-TCR even when it failed the
+    # outcome (tauguard.metrics). Last with a default: rows written before it read as 0, as
+    # their reports (rubric < 4) have no such check.
+    guard_blocked: int = 0
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -118,6 +123,7 @@ def unit_outcome(record: TrialRecord) -> UnitOutcome:
         attack_success=record.attack_success,
         guard_error=any(ev.is_guard_error for ev in record.guard_events),
         process=None if process is None else (process.valid, process.applicable, process.satisfied),
+        guard_blocked=0 if process is None else process.blocked,
     )
 
 

@@ -34,7 +34,8 @@ class PairingDifference(BaseModel):
     def warning(self, baseline_id: str, candidate_id: str) -> str:
         """One line (without the ``warning:`` prefix) naming the field and both values."""
         return (
-            f"runs {baseline_id} and {candidate_id} are not paired: {self.field} differs "
+            f"runs {baseline_id} and {candidate_id} are not paired: {self.field} "
+            f"{'differ' if self.field == 'task ids' else 'differs'} "
             f"({self.baseline} vs {self.candidate})"
         )
 

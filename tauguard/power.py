@@ -64,7 +64,10 @@ class PowerPlan(BaseModel):
     seed: int
     pilot_tasks: int
     pilot_trials: int  # the smallest evaluated trial count of a pilot task
-    baseline_value: float  # the pilot's population pass^k
+    # The model's population pass^k: the mean of (c/n)^k, what a simulated task's trials estimate.
+    # Above the pilot's own τ² estimate (pilot_value) when rates are between 0 and 1 (Jensen).
+    baseline_value: float
+    pilot_value: float | None = None  # the pilot's pass^k, τ²'s C(c,k)/C(n,k) over tasks with >= k trials
     designs: list[DesignPower] = Field(default_factory=list)  # per trial count: fewest tasks reaching the target
     current: DesignPower  # the run as it stands, at Δ
     mde: float | None  # smallest |Δ| (same sign) the run as it stands detects with the target power
@@ -77,6 +80,12 @@ def _pass_table(trials: int, k: int) -> np.ndarray:
 
 def _population(p: np.ndarray, k: int) -> float:
     return float(np.mean(p**k))
+
+
+def _pilot_pass_hat(tasks: Sequence[TaskOutcome], k: int) -> float | None:
+    """The pilot's pass^k as `show` gives it (None when no task has k trials)."""
+    values = [comb(o.successes, k) / comb(o.trials, k) for o in tasks if o.trials >= k]
+    return float(np.mean(values)) if values else None
 
 
 class _Model:
@@ -235,8 +244,9 @@ def plan_power(
     reach = model.max_delta(sign)
     if abs(delta) > reach + 1e-12:
         raise PowerError(
-            f"Δpass^{k} = {delta:+.3f} is not reachable from {run_id}'s pass^{k} of {base:.3f}: "
+            f"Δpass^{k} = {delta:+.3f} is not reachable from {run_id}'s per-task rates (model pass^{k} {base:.3f}): "
             f"at most {sign * reach:+.3f} in that direction"
+            + (f" ({vs_run_id}'s per-task change goes the other way)" if q is not None and reach == 0 else "")
         )
     pilot_trials = min(o.trials for o in tasks)
     rng = np.random.default_rng(seed)
@@ -268,6 +278,7 @@ def plan_power(
         pilot_tasks=len(tasks),
         pilot_trials=pilot_trials,
         baseline_value=base,
+        pilot_value=_pilot_pass_hat(tasks, k),
         designs=designs,
         current=current,
         mde=_mde(model, sign, len(tasks), current_trials, target_power, **kw),

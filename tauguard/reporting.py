@@ -230,6 +230,8 @@ def render_compare_csv(report: CompareReport, tasks: bool = False) -> str:
                         "mcnemar_p_exact": mc.mcnemar.p_exact,
                         "mcnemar_p_midp": mc.mcnemar.p_midp,
                         "mcnemar_left_out_unequal_n": mc.mcnemar.left_out_unequal_n,
+                        # e.g. process_valid^k: "tauguard's extension", in every output
+                        "note": metric_def(mc.metric).note or "",
                     }
                 )
     buf = io.StringIO()

@@ -24,3 +24,20 @@ def test_each_conflict_names_a_gold_write_and_quotes_the_policy(tau2) -> None:
 def test_readme_table_is_the_generated_one() -> None:
     text = README.read_text()
     assert all(line in text for line in markdown_table().splitlines())
+
+
+def test_identical_exchanges_match_the_db(tau2) -> None:
+    # retail 18, 91, 107: the gold exchange names the same item as old and new, of a delivered
+    # order of the task's user that holds it (so the exchange is no different option)
+    env = tau2.make_environment("retail")
+    db = env.tools.db
+    found = [c for c in gold_conflicts() if c.tool == "exchange_delivered_order_items"]
+    assert {c.task_id for c in found} == {"18", "91", "107"}
+    for c in found:
+        task = next(t for t in tau2.load_tasks("retail", "base") if t.id == c.task_id)
+        write = [a for a in task.evaluation_criteria.actions if tau2.is_agent_write("retail", a)][c.write_index]
+        old, new = write.arguments["item_ids"], write.arguments["new_item_ids"]
+        order = db.orders[write.arguments["order_id"]]
+        assert old == new and order.status == "delivered", c.key
+        assert set(old) <= {i.item_id for i in order.items}, c.key
+        assert old[0] in c.facts, c.key

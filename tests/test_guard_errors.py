@@ -224,4 +224,8 @@ def test_certificate_waits_for_the_flight_status_then_needs_a_disruption() -> No
     on_time = b.tool("get_flight_status", {"flight_number": "HAT041", "date": "2024-05-20"}, "on time")
     assert gate("airline", call, on_time.confirm(call.name, call.arguments).build()).verdict == Verdict.BLOCK
     delayed = b.tool("get_flight_status", {"flight_number": "HAT041", "date": "2024-05-20"}, "delayed")
-    assert gate("airline", call, delayed.confirm(call.name, call.arguments).build()).verdict == Verdict.ALLOW
+    # a delay compensates only after the change or cancellation it is tied to (airline.compensation_delayed)
+    untied = gate("airline", call, delayed.confirm(call.name, call.arguments).build())
+    assert untied.verdict == Verdict.BLOCK and untied.rule_id == "airline.send_certificate.delay_after_change"
+    cancelled = delayed.tool("cancel_reservation", {"reservation_id": "OWZ4XL"}, dict(RES, status="cancelled"))
+    assert gate("airline", call, cancelled.confirm(call.name, call.arguments).build()).verdict == Verdict.ALLOW

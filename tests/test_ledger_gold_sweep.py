@@ -42,9 +42,10 @@ def test_every_gold_write_is_gated_in_both_modes(domain: str, records: dict) -> 
 
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_gold_mode_revises_or_blocks_only_writes_tau2_rejects(domain: str, records: dict) -> None:
-    hard = {(r.domain, r.task_id, r.write_index) for r in records[domain]
+    hard = {(r.domain, r.task_id, r.write_index): (r.verdict, r.rule_id) for r in records[domain]
             if not r.follow_reads and r.verdict in (Verdict.REVISE, Verdict.BLOCK)}
-    assert hard <= REJECTED_BY_TAU2
+    # a documented conflict whose facts the gold plan reads anyway is held as in the compliant mode
+    assert {k: v for k, v in hard.items() if k not in REJECTED_BY_TAU2} == {k: v for k, v in POLICY_CONFLICTS.items() if k in hard}
     for r in records[domain]:
         if (r.domain, r.task_id, r.write_index) in REJECTED_BY_TAU2:
             assert not r.executed

@@ -225,8 +225,11 @@ def test_retail_pending_order_rules(retail: t2.Environment) -> None:
     _wrote(s, "modify_pending_order_items", order_id="#W4566809", item_ids=["1569829406"], new_item_ids=["x"], payment_method_id="credit_card_3362387")
     d = _gate(s, "modify_pending_order_items", order_id="#W4566809", item_ids=["5826601160"], new_item_ids=["y"], payment_method_id="credit_card_3362387")
     _assert(d, Verdict.BLOCK, "retail.modify_items_once")  # from the write history, without a re-read
+    # "The agent will not be able to modify or cancel the order anymore": from the write history too
     _assert(_gate(s, "modify_pending_order_address", order_id="#W4566809", address1="a", address2="", city="c", state="s", country="USA", zip="1"),
-            Verdict.VERIFY)  # the order is stale after the item change
+            Verdict.BLOCK, "retail.modify_items_once")
+    _assert(_gate(s, "modify_pending_order_payment", order_id="#W4566809", payment_method_id="paypal_5364164"), Verdict.BLOCK, "retail.modify_items_once")
+    _assert(_gate(s, "cancel_pending_order", order_id="#W4566809", reason="ordered by mistake"), Verdict.BLOCK, "retail.modify_items_once")
 
 
 def test_retail_delivered_order_rules(retail: t2.Environment) -> None:
@@ -243,13 +246,14 @@ def test_retail_delivered_order_rules(retail: t2.Environment) -> None:
     _reads(s, retail, ("get_product_details", {"product_id": "8024098596"}))
     _assert(_gate(s, "exchange_delivered_order_items", **tablet), Verdict.ALLOW)
     _assert(_gate(s, "exchange_delivered_order_items", **dict(tablet, new_item_ids=["3788616824"])), Verdict.REVISE)  # unavailable
+    # "an available new item of the same product but of different product option": the item itself
+    # is none, in stock or not (the exchange tool accepts it; tau2's gold tasks 18, 91, 107 do it).
     d = _gate(s, "exchange_delivered_order_items", **dict(tablet, new_item_ids=["8551474201"]))
     _assert(d, Verdict.REVISE, "retail.exchange_same_product")
-    assert "not available" in d.reason  # a replacement by the same item needs it in stock
-    # An available identical item is a replacement the exchange accepts (tau2 gold tasks 18, 91, 107).
-    _reads(s, retail, ("get_order_details", {"order_id": "#W9571698"}))
+    assert "the same as the old one" in d.reason
+    _reads(s, retail, ("get_order_details", {"order_id": "#W9571698"}), ("get_product_details", {"product_id": "8024098596"}))
     same = dict(order_id="#W9571698", item_ids=["6065192424"], new_item_ids=["6065192424"], payment_method_id="gift_card_7250692")
-    _assert(_gate(s, "exchange_delivered_order_items", **same), Verdict.ALLOW)
+    _assert(_gate(s, "exchange_delivered_order_items", **same), Verdict.REVISE, "retail.exchange_same_product")
     _wrote(s, "exchange_delivered_order_items", **tablet)
     _assert(_gate(s, "exchange_delivered_order_items", **tablet), Verdict.BLOCK, "retail.once_per_order")
 

@@ -230,6 +230,8 @@ def test_run_pass_hat_k_follows_tau2s_rule_and_is_monotone(tmp_path: Path) -> No
     assert "k = 1..2, each k over the same 3 task(s); tasks have up to 4 evaluated trials" in shown.stdout
     header = next(line for line in shown.stdout.splitlines() if line.startswith("slice"))
     assert "pass^2" in header and "pass^3" not in header
+    ci = next(line for line in shown.stdout.splitlines() if line.startswith("95% CI"))
+    assert "pass^2 " in ci and "pass^3" not in ci  # the CI line follows the same rule (it printed pass^3, pass^4)
 
 
 def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
@@ -251,3 +253,31 @@ def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
     assert (after.process_unassessed, after.process_passed_traces) == (2, 4)
     none_applicable = slice_metrics(outcomes_from_units([unit(0, True, (True, 0, 0))]), 1)
     assert none_applicable.step_tcr is None and none_applicable.trace_tcr is None  # was 1.0
+
+
+def test_tcr_definitions_reference_values_with_a_guard_blocked_trace() -> None:
+    """Hand-computed Step-/Trace-TCR, process-valid rate and the counts behind them.
+
+    PolicyGuide §4.7: Step-TCR = satisfied / applicable checks and Trace-TCR = traces satisfying
+    all checks, both over outcome-passing traces; process-valid = reward 1 AND the rubric over
+    all trials. tauguard's rule: a failed trace with a needed write a guard held stays in.
+    """
+    from tauguard.metrics import outcomes_from_units, slice_metrics
+    from tauguard.outcome_index import UnitOutcome
+
+    def unit(trial: int, success: bool, process: tuple[bool, int, int], blocked: int = 0) -> UnitOutcome:
+        return UnitOutcome("retail", "t", trial, True, False, False, success, float(success), False, None, False,
+                           process, blocked)
+
+    units = [
+        unit(0, True, (True, 4, 4)),  # passing, compliant
+        unit(1, True, (False, 4, 3)),  # passing, one check failed
+        unit(2, False, (False, 4, 2)),  # failed without a block: out of the TCRs (the paper's population)
+        unit(3, False, (False, 3, 2), blocked=1),  # failed by a block: in, the blocked write unsatisfied
+        unit(4, True, (True, 0, 0)),  # passing, nothing applicable: not assessed
+    ]
+    sl = slice_metrics(outcomes_from_units(units), 5)
+    assert sl.step_tcr == pytest.approx((4 + 3 + 2) / (4 + 4 + 3))
+    assert sl.trace_tcr == pytest.approx(1 / 3)
+    assert sl.process_valid_rate == pytest.approx(2 / 5)  # trials 0 and 4
+    assert (sl.process_passed_traces, sl.process_blocked_traces, sl.process_unassessed) == (3, 1, 1)

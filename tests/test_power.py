@@ -88,3 +88,17 @@ def test_power_cli_with_a_second_run(tmp_path: Path) -> None:
     one = write_run(tmp_path, "one", [TaskSpec("retail", "0", ["error"])])
     empty = runner.invoke(app, ["power", str(one), "--delta", "-0.1"])
     assert empty.exit_code == 2 and "no task with an evaluated trial" in empty.stderr
+
+
+def test_the_plan_states_the_pilots_pass_hat_k_beside_the_models() -> None:
+    from math import comb
+
+    # 2 of 4 trials on every task: τ²'s pass^2 is C(2,2)/C(4,2) = 1/6; the model's (c/n)^2 is 1/4.
+    plan = plan_power(_pilot(20, 2, 4), run_id="p", simulated=True, k=2, delta=-0.05, simulations=200)
+    assert plan.pilot_value == pytest.approx(comb(2, 2) / comb(4, 2)) and plan.baseline_value == pytest.approx(0.25)
+    from tauguard.cli.power import render_power
+
+    assert "pilot pass^2 0.167, model 0.250 from per-task rates (c/n)^2" in render_power(plan, "table")
+    # a second run whose change goes the other way says so
+    with pytest.raises(PowerError, match="per-task change goes the other way"):
+        plan_power(_pilot(20, 2, 4), run_id="p", simulated=True, k=2, delta=0.05, versus=_pilot(20, 1, 4), vs_run_id="w")

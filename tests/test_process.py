@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tauguard.conversation import ToolCallView
+from tauguard.guard import GuardEvent, Verdict
 from tauguard.metrics import parse_metric, summarize_outcomes, task_outcomes
 from tauguard.process import conversation_from_messages, load, score_conversation, score_record
 from tauguard.process.rubric import domains
@@ -151,3 +153,74 @@ def test_sim_faults_make_their_trials_process_invalid_and_clean_trials_stay_vali
         rec = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile)))
         assert [f.fault_id for f in rec.faults if f.applied] == [kind]
         assert rec.success and rec.process is not None and check in {f.check for f in rec.process.failures}
+
+
+# --------------------------------------------------------------------------- blocked writes
+
+
+def _held(msgs: list[dict]) -> list[dict]:
+    """The conversation as a guard that held the cancellation leaves it: the call never ran."""
+    return [m for m in msgs if m.get("id") != "c" and not any(c["id"] == "c" for c in m.get("tool_calls") or [])]
+
+
+def _block(name: str = "cancel_pending_order") -> GuardEvent:
+    return GuardEvent(hook="before_write", step=6, verdict=Verdict.BLOCK, rule_id="retail.cancel_pending",
+                      tool_call=ToolCallView(id="c", name=name, arguments=CANCEL))
+
+
+def _gold(*names: str) -> dict:
+    return {"action_checks": [{"action": {"name": n, "requestor": "assistant"}, "action_match": False} for n in names]}
+
+
+def _trial(task: str, success: bool, msgs: list[dict], *, pv: bool = False, events: list | None = None,
+           gold: dict | None = None) -> TrialRecord:
+    rec = TrialRecord(run_id="r", domain="retail", task_id=task, trial=0, seed=1, strategy="s", simulated=True,
+                      policy_violation_task=pv, reward=1.0 if success else 0.0, success=success,
+                      simulation={"messages": msgs, **({"reward_info": gold} if gold is not None else {})},
+                      guard_events=events or [])
+    rec.process = score_record(rec)
+    return rec
+
+
+def test_a_held_write_the_gold_plan_needs_is_one_unsatisfied_step() -> None:
+    held = _trial("1", False, _held(_retail_cancel()), events=[_block(), _block()], gold=_gold("cancel_pending_order"))
+    assert held.process is not None and held.process.blocked == 1  # held twice: one step not done
+    assert [f.check for f in held.process.failures] == ["blocked_write"]
+    assert held.process.failures[0].clause_id == "retail.cancel_pending"
+    # the gold plan does not need it, or the agent made the write after all: no such check
+    assert _trial("1", True, _held(_retail_cancel()), events=[_block()], gold=_gold("get_order_details")).process.blocked == 0
+    assert _trial("1", True, _retail_cancel(), events=[_block()], gold=_gold("cancel_pending_order")).process.valid
+    # without stored gold actions the task's kind stands in: needed on a mutation task only
+    assert _trial("1", False, _held(_retail_cancel()), events=[_block()]).process.blocked == 1
+    assert _trial("1", True, _held(_retail_cancel()), events=[_block()], pv=True).process.blocked == 0
+
+
+def test_a_guard_that_blocks_everything_gets_no_better_tcr_than_react_on_the_same_data() -> None:
+    """Same tasks, same agent: react executes every write; the blocking guard holds every one."""
+    from tauguard.metrics import slice_metrics
+
+    cancel = _gold("cancel_pending_order")
+    transfer = _agent_call("t", "transfer_to_human_agents", {})
+    react = [
+        _trial("A", True, _retail_cancel(), gold=cancel),
+        _trial("B", True, _retail_cancel(confirm=False), gold=cancel),  # passes tau2, misses the confirmation
+        _trial("C", False, _retail_cancel(), pv=True, gold=_gold()),  # a policy-violation task: the write fails it
+    ]
+    block_all = [
+        _trial("A", False, _held(_retail_cancel()), events=[_block()], gold=cancel),
+        _trial("B", False, _held(_retail_cancel(confirm=False)), events=[_block()], gold=cancel),
+        _trial("C", True, _held(_retail_cancel())[:-2] + transfer, pv=True, events=[_block()], gold=_gold()),
+    ]
+
+    def rates(records: list[TrialRecord], paper_population_only: bool = False) -> tuple[float | None, float | None]:
+        outs = task_outcomes(r for r in records if r.success or not paper_population_only)
+        sl = slice_metrics(outs, 1)
+        return sl.step_tcr, sl.trace_tcr
+
+    # Under the outcome-passing population alone the blocking guard looked best (its one passing
+    # trace holds its one check): the selection this rule removes.
+    assert rates(block_all, True) == (1.0, 1.0) and rates(react, True) == (pytest.approx(7 / 8), 0.5)
+    (react_step, react_trace), (block_step, block_trace) = rates(react), rates(block_all)
+    assert (react_step, react_trace) == (pytest.approx(7 / 8), 0.5)
+    assert (block_step, block_trace) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+    assert block_step < react_step and block_trace < react_trace

@@ -282,6 +282,8 @@ def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_va
     runs = [load_run(p) for p in paths]
     data = build_report(runs)
     assert [c.run_id for c in data.pv_panels[0].curves] == ["guarded"]
+    assert data.pv_panels[0].metric == "process_valid^k" and "tauguard's extension" in data.pv_note
+    assert "process_valid^k (tauguard's extension)" in render_html(data)
     # only trial 0 passes with a valid process: pass^1 = 1/3 of each task's trials
     assert data.pv_panels[0].curves[0].points[0].value == pytest.approx(1 / 3)
     assert "tauguard's extension" in data.pv_note
@@ -290,6 +292,7 @@ def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_va
     assert rows == {("guarded", "insist"): (6, 2), ("guarded", "authority"): (6, 1), ("base", "(not recorded)"): (12, 3)}
     html = render_html(data)
     assert 'id="process-valid"' in html and ("tauguard&#39;s extension" in html or "tauguard's extension" in html)
+    assert "<h2>process_valid^k (tauguard's extension)</h2>" in html and data.pv_panels[0].metric == "process_valid^k"
     assert 'data-plot="tactics"' in html and "authority" in html
 
 

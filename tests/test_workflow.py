@@ -82,9 +82,14 @@ def _feed(session, conv: Conversation, *events: ConversationEvent) -> None:
             session.after_tool(e, conv)
 
 
+# What the reads return (the order's status decides the workflow's order.status node).
+RESULTS = {"find_user_id_by_email": "u1", "get_order_details": json.dumps({"order_id": "#W1", "user_id": "u1", "status": "pending", "items": []})}
+
+
 def _read(name: str, args: dict) -> list[ConversationEvent]:
     call = ToolCallView(id=name, name=name, arguments=args)
-    return [ConversationEvent(kind="agent_tool_call", tool_call=call), ConversationEvent(kind="tool_result", tool_call=call, content="{}")]
+    content = RESULTS.get(name, "{}")
+    return [ConversationEvent(kind="agent_tool_call", tool_call=call), ConversationEvent(kind="tool_result", tool_call=call, content=content)]
 
 
 def test_session_intercepts_until_the_authorization_node_is_reached_and_tracks_the_request():
@@ -125,9 +130,13 @@ def test_premature_stop_is_caught_and_the_sim_continues(tau2):
     # that name, so the agent cannot derive the call and closes (the oracle resumed the gold plan).
     honest = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile, strategy="workflow")))
     assert [(f.fault_class, f.applied, f.intercepted) for f in honest.faults] == [("W", True, True)] and not honest.success
-    # Airline task 9: one reservation read, so the open cancel's call is derivable and made.
+    # Airline task 9: one reservation read, so the open cancel's call is derivable and made; its
+    # segments have landed (a documented gold/policy conflict), so the guide's cancel.flown
+    # decision, decided from the flight statuses, holds it.
     derivable = TrialRecord.model_validate(run_unit(make_unit("airline", "9", fault_profile=profile, strategy="workflow")))
-    assert derivable.success
+    assert [(f.fault_class, f.applied, f.intercepted) for f in derivable.faults] == [("W", True, True)]
+    held = [e for e in derivable.guard_events if e.hook == "before_write"]
+    assert held and all(e.verdict == Verdict.VERIFY and e.evidence["unmet"] == "cancel.flown" for e in held)
     turns = [e for e in guided.guard_events if e.hook == "user_turn"]
     assert turns and all("requests" in e.evidence["state"] for e in turns)
 

@@ -24,7 +24,7 @@ GRAPH_DIR = Path(__file__).parent / "graphs"
 NodeType = Literal["entry", "exit", "agent_action", "user_input", "tool_call", "tool_authorization", "decision", "subflow"]
 Actor = Literal["agent", "user", "system", "tool"]
 # Deterministic dialogue judges (sim mode; the LLM verifier judges the same nodes with --guard-llm).
-Judge = Literal["request", "confirm", "reason", "device_report", "refusal"]
+Judge = Literal["request", "confirm", "reason", "device_report", "refusal", "payment"]
 MAX_DEPTH = 6  # nested subflows (service ⊂ data ⊂ MMS needs 3)
 
 
@@ -58,6 +58,10 @@ class Node(BaseModel):
     judge: Judge | None = None
     tools: list[str] = Field(default_factory=list)  # device tools a device_report node observes
     subflow: str | None = None
+    # A decision node decided from tool results (and the dialogue judge): action-guard checklist
+    # item ids of the write the node gates, whose deterministic checks are the one implementation
+    # of each rule; the guide holds the write until every one is met (:mod:`.decisions`).
+    checks: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _fields_of_type(self) -> Node:
@@ -65,6 +69,8 @@ class Node(BaseModel):
             raise ValueError(f"node {self.id}: a {self.type} node names its tool")
         if self.type == "subflow" and not self.subflow:
             raise ValueError(f"node {self.id}: a subflow node names its subflow")
+        if self.checks and self.type != "decision":
+            raise ValueError(f"node {self.id}: only a decision node names checks")
         if self.judge == "device_report" and not self.tools:
             raise ValueError(f"node {self.id}: a device_report node lists the device tools it observes")
         return self
@@ -289,6 +295,8 @@ def check_contract(graph: FlatGraph) -> None:
             check_scope(domain, tools, cid, f"workflow node {nid}")
         if node.match is not None and node.tool is not None:
             check_entity_read(domain, node.match.write, node.tool, f"workflow node {nid}", read_argument=node.match.read)
+        if node.checks:
+            check_decision(domain, tools, node)
     for nid, node in graph.nodes.items():
         if node.type != "tool_authorization" or node.tool is None:
             continue
@@ -297,6 +305,19 @@ def check_contract(graph: FlatGraph) -> None:
         where = f"workflow node {nid}"
         check_write(domain, node.tool, where)
         check_confirmation(domain, node.tool, bool(confirms), [c for n in confirms for c in n.clauses], where)
+
+
+def check_decision(domain: str, tools: list[str], node: Node) -> None:
+    """A decision node's checks are deterministic checklist items of the writes it gates."""
+    from tauguard_strategies.action_guard.schema import domain_checklists
+
+    checklists = domain_checklists(domain)
+    for item_id in node.checks:
+        item = next((i for t in tools if t in checklists for i in checklists[t].items if i.id == item_id), None)
+        if item is None:
+            raise ContractError(f"workflow node {node.id}: check {item_id} is no checklist item of {', '.join(tools)}")
+        if item.check is None:
+            raise ContractError(f"workflow node {node.id}: checklist item {item_id} has no deterministic check")
 
 
 def problems(graph: FlatGraph, write_tools: list[str], clause_ids: set[str]) -> list[str]:

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauguard_strategies.action_guard.outcome import ItemOutcome
+from tauguard_strategies.workflow.decisions import unmet
 from tauguard_strategies.workflow.graph import FlatGraph, Node, load
 from tauguard_strategies.workflow.options import WorkflowOptions
 from tauguard_strategies.workflow.tracker import RequestRecord, Tracker
 from tauguard_strategies.workflow.verifier import build_messages, judge, prefix
 from tauguard.dialogue.guards import dialogue_judge
+from tauguard.domains import UnknownClauseError
+from tauguard.domains.contract import contract
+from tauguard.process.score import identified
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import (
     GUARD_ERROR_RULE,
@@ -52,6 +57,7 @@ class WorkflowSession(GuardSession):
         self.verifier_failed = False
         self._details: dict[str, Any] = {}
         self._conversation = Conversation()
+        self._decided: dict[str, ItemOutcome] = {}  # decision node -> its unmet item's outcome (last write gated)
 
     # -- node satisfaction ----------------------------------------------------------------
 
@@ -65,13 +71,34 @@ class WorkflowSession(GuardSession):
                     return self.tracker.dialogue_satisfies(node, call, self._conversation)
                 return node.id in self.tracker.state.llm_satisfied or (node.judge == "request")
             return self.tracker.dialogue_satisfies(node, call, self._conversation)
-        return True  # decisions, structure and unjudged steps are advisory
+        if node.type == "decision" and node.checks and call is not None:
+            found = unmet(self.graph.domain, node, call, self._conversation, self.tracker.judge)
+            if found is not None:
+                self._decided[node.id] = found[1]
+            return found is None
+        return True  # decisions without checks (or without a proposed write), structure and unjudged steps are advisory
 
-    def _identify_gap(self) -> Node | None:
+    def _identify_gap(self, call: ToolCallView | None = None) -> Node | None:
+        """The unmet read of the identify subflow, unless (for ``call``) the write contract's
+        identification holds another way (airline: the user stated the id the target's read
+        shows as its owner; the policy asks only that the user provide their id)."""
+        if call is not None and self._identified_by_contract(call):
+            return None
         for node in self.graph.nodes.values():
             if node.id.startswith("identify.") and node.type == "tool_call" and not self._satisfied(node, None):
                 return node
         return None
+
+    def _identified_by_contract(self, call: ToolCallView) -> bool:
+        try:
+            rules = contract(self.graph.domain)
+        except UnknownClauseError:  # a domain without a contract: only the graph's way
+            return False
+        write = rules.rule(call.name)
+        if write is None:
+            return False
+        events = self._conversation.events
+        return identified(rules, write, call, self._conversation, len(events), list(self.tracker.state.reads))
 
     def _authorization(self, tool: str) -> str | None:
         nodes = self.graph.authorizations(tool)
@@ -80,7 +107,7 @@ class WorkflowSession(GuardSession):
 
     def _gap(self, auth: str, call: ToolCallView | None) -> Node | None:
         """The first unmet prerequisite of an authorization node."""
-        gap = self._identify_gap()
+        gap = self._identify_gap(call)
         if gap is not None:
             return gap
         for nid in self.graph.prerequisites(auth):
@@ -207,10 +234,15 @@ class WorkflowSession(GuardSession):
             if gap.match is not None and gap.match.write in call.arguments:
                 args = {gap.match.read: call.arguments[gap.match.write]}
             reads.append(ReadRequest(tool=gap.tool, arguments=args, why=gap.satisfied))
+        detail = f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet"
+        decided = self._decided.get(gap.id) if gap.type == "decision" else None
+        if decided is not None:  # the decision's check says what is missing or contradicts it
+            detail += f" ({decided.detail})"
+            reads += decided.required_reads
         finding = RuleFinding(
             rule_id=gap.clauses[0],
             verdict=Verdict.VERIFY,
-            detail=f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet",
+            detail=detail,
             remediation=f"Next required step: {_describe(gap)}",
             required_reads=reads,
         )

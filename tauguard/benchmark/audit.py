@@ -83,6 +83,11 @@ class LabelAudit(BaseModel):
         return [d.id for d in self.decisions if d.label == "violates" and d.held]
 
     @property
+    def caught_after_reads(self) -> list[str]:
+        """Ids of the violating writes still held once the reads a VERIFY named were performed."""
+        return [d.id for d in self.decisions if d.label == "violates" and d.held_after_reads]
+
+    @property
     def missed(self) -> list[str]:
         """Ids of the violating writes the guard allowed."""
         return [d.id for d in self.decisions if d.label == "violates" and not d.held]

@@ -29,7 +29,9 @@ def audit(
         None, "--strategy-option", help="KEY=VALUE option for the strategies (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
     follow_reads: bool = typer.Option(
-        False, "--follow-reads", help="After a VERIFY naming reads, perform them and gate again (reported separately)."
+        True, "--follow-reads/--no-follow-reads",
+        help="Also gate again after performing the reads a VERIFY names, reported apart as 'after reads'; "
+             "the default figures always count a VERIFY the agent does not follow as a hold.",
     ),
     writes: bool = typer.Option(False, "--writes", help="List every held write (task, trial, step, rule id, reason)."),
     guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="A litellm model for LLM-backed guards. \\[default: none]"),

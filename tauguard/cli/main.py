@@ -85,6 +85,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("tauguard.cli.workflow", "app", "workflow"),
     ("tauguard.cli.classifier", "app", "classifier"),
     ("tauguard.cli.dialogue", "app", "dialogue"),
+    ("tauguard.cli.coverage", "coverage", "coverage"),
 ]
 
 def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:

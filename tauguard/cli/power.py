@@ -13,6 +13,15 @@ if TYPE_CHECKING:
     from tauguard.power import PowerPlan
 
 
+def _pilot(plan: PowerPlan) -> str:
+    """The pilot's pass^k, and the model's when they differ (rates between 0 and 1 raise (c/n)^k above it)."""
+    model = f"{plan.baseline_value:.3f}"
+    if plan.pilot_value is None:
+        return f"model {plan.metric} {model} from per-task rates"
+    pilot = f"{plan.pilot_value:.3f}"
+    return f"pilot {plan.metric} {pilot}" + ("" if pilot == model else f", model {model} from per-task rates (c/n)^{plan.k}")
+
+
 def render_power(plan: PowerPlan, fmt: str) -> str:
     """The plan as a table or markdown."""
     from tabulate import tabulate
@@ -20,13 +29,13 @@ def render_power(plan: PowerPlan, fmt: str) -> str:
     from tauguard.records import SIMULATION_NOTE
 
     md = fmt == "markdown"
-    lines = []
+    lines: list[str] = []
     if plan.simulated:
         lines += [f"> **{SIMULATION_NOTE}**" if md else SIMULATION_NOTE, ""]
     versus = f" vs {plan.vs_run_id}" if plan.vs_run_id else ""
     lines.append(
         f"power plan for Δ{plan.metric} = {plan.delta:+.3f} from pilot {plan.run_id}{versus} "
-        f"({plan.pilot_tasks} tasks, pilot {plan.metric} {plan.baseline_value:.3f}): "
+        f"({plan.pilot_tasks} tasks, {_pilot(plan)}): "
         f"{plan.target_power:.0%} power at {plan.confidence:.0%} confidence, {plan.simulations} simulated pairs per design"
     )
     lines.append("")

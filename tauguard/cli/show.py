@@ -19,11 +19,12 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def ci_line(run: object, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
     """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
-    from tauguard.metrics import outcomes_from_units
+    from tauguard.metrics import common_k, metric_def, outcomes_from_units
     from tauguard.report.curves import curve
 
     outcomes = outcomes_from_units(run.unit_outcomes())  # type: ignore[attr-defined]  # the outcome index suffices
-    max_k = max((o.trials for o in outcomes), default=0)
+    # tau2's rule, as the table above: up to the smallest trial count, every k over the same tasks.
+    max_k = common_k(outcomes, metric_def("pass^"))
     if not max_k:
         return None
     points = curve("run", outcomes, "pass^", max_k, slice_key="pass^k|all", n_resamples=n_resamples,
@@ -99,8 +100,9 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
         lines.append(
             f"process (PolicyGuide §4.7): process-valid = reward 1 AND every applicable check, over all "
             f"{overall.process_traces} trials with a trace; step-/trace-TCR over the {overall.process_passed_traces} "
-            f"outcome-passing traces only (a diagnostic: failing a task removes its trace), "
-            f"{overall.process_unassessed} of them with no applicable check and not assessed"
+            f"outcome-passing traces (the paper's) and {overall.process_blocked_traces} failed by a guard's block "
+            f"of a write the task needed, that write an unsatisfied step (tauguard's rule: a block is not "
+            f"rewarded); {overall.process_unassessed} with no applicable check, not assessed"
         )
     for note in s.metrics.metric_notes.values():
         lines.append(f"note: {note}")

@@ -136,12 +136,13 @@ def _delta_rows(compare_obj: dict[str, Any], slice_label: str) -> list[DeltaRow]
     """
     rows = []
     for comp in compare_obj["comparisons"]:
-        results = list(comp["results"])
+        results = [(r, None) for r in comp["results"]]
         for other in comp.get("other_metrics") or []:
-            results += other.get("results", [])
-        for r in results:
+            results += [(r, other.get("note")) for r in other.get("results", [])]
+        for r, note in results:
             rows.append(
                 DeltaRow(
+                    note=note or "",
                     candidate=comp["candidate"]["run_id"],
                     slice=slice_label,
                     metric=r.get("metric") or f"pass^{r['k']}",
@@ -470,7 +471,7 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     pv_runs = [(rid, outs) for rid, outs in zip(run_ids, outcomes, strict=True) if any(o.process_trials for o in outs)]
     if pv_runs:
         data.pv_panels = _panels([r for r, _ in pv_runs], [o for _, o in pv_runs], "process_valid^",
-                                 "process-valid pass^k", opts)
+                                 "process_valid^k", opts)
         data.pv_note = metric_def("process_valid^").note or ""
         data.process_judge = judge_note()
     if any(o.is_attacked for outs in outcomes for o in outs):

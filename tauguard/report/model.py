@@ -70,7 +70,7 @@ class CurvePanel(BaseModel):
 
     key: str  # html id
     title: str
-    metric: str  # "pass^k", "ASR@k", "process-valid pass^k"
+    metric: str  # "pass^k", "ASR@k", "process_valid^k"
     curves: list[Curve]
     svg: str = ""
 
@@ -92,6 +92,7 @@ class DeltaRow(BaseModel):
     p_permutation: float
     p_holm: float
     verdict: str
+    note: str = ""  # the metric's label, e.g. process_valid^k: "tauguard's extension ..."
 
 
 class TaskCell(BaseModel):

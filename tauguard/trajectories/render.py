@@ -8,6 +8,13 @@ from tauguard.benchmark.audit import rate_text
 from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats
 
 
+#: How the two sets of figures are labelled wherever they are printed (audit, the bench).
+DEFAULT_FIGURES = ("default figures: held = the guard's first decision; a VERIFY whose reads the agent "
+                   "does not perform counts as a hold")
+AFTER_READS_FIGURES = ("after reads (not assumed of a real agent): the decision once every read a VERIFY "
+                       "names is performed and the write gated again")
+
+
 def _rate(stats: ClassStats, after: bool = False) -> str:
     held, rate = (stats.held_after_reads, stats.hold_rate_after_reads) if after else (stats.held, stats.hold_rate)
     if held is None or rate is None:
@@ -51,8 +58,8 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
             "held off-gold/passed": _rate(s.by_class["off_gold_passed"]),
         }
         if r.follow_reads:
-            row["false-block after reads"] = _rate(s.by_class["gold_passed"], after=True)
-            row["catch after reads"] = _rate(s.by_class["off_gold_failed"], after=True)
+            row["false-block proxy after reads"] = _rate(s.by_class["gold_passed"], after=True)
+            row["catch proxy after reads"] = _rate(s.by_class["off_gold_failed"], after=True)
         if s.guard_usage.llm_calls:
             row["guard calls"] = s.guard_usage.llm_calls
             row["guard $"] = f"{s.guard_usage.cost:.4f}"
@@ -74,8 +81,9 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
         assert first is not None
         lines.append(
             f"against the labelled real-write benchmark (tauguard/benchmark/real_writes; {first.labelled} labelled writes "
-            f"of this run, {first.unmatched} not reached): held = first decision; Wilson 95 % intervals"
+            f"of this run, {first.unmatched} not reached); Wilson 95 % intervals"
         )
+        lines.append(f"{DEFAULT_FIGURES}:")
         label_rows = []
         for s in labelled:
             la = s.labels
@@ -88,12 +96,18 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
                 "catches (violating)": rate_text(la.catches),
                 "held ambiguous": rate_text(la.ambiguous_held),
             }
-            if la.false_holds_after_reads is not None:
-                row["false holds after reads"] = rate_text(la.false_holds_after_reads)
-                row["catches after reads"] = rate_text(la.catches_after_reads)
             row["guard errors"] = la.guard_errors
             label_rows.append(row)
         lines.append(tabulate(label_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
+        after_rows = [
+            {"strategy": s.strategy, "false holds after reads": rate_text(s.labels.false_holds_after_reads),
+             "catches after reads": rate_text(s.labels.catches_after_reads)}
+            for s in labelled if s.labels is not None and s.labels.false_holds_after_reads is not None
+        ]
+        if after_rows:
+            lines.append("")
+            lines.append(f"{AFTER_READS_FIGURES}:")
+            lines.append(tabulate(after_rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
         cause_rows = [{"strategy": s.strategy, "false holds by rule": rule, "count": n}
                       for s in labelled if s.labels for rule, n in s.labels.false_holds_by_rule.items()]
         if cause_rows:

@@ -346,6 +346,9 @@ def payment_in_profile(ctx: CheckContext) -> CheckResult:
     if user is None:
         return met("profile not read (the tool itself rejects unknown payment methods)")
     ids = [ctx.arg("payment_id")] if ctx.arg("payment_id") else [p.get("payment_id") for p in ctx.arg("payment_methods") or [] if isinstance(p, dict)]
+    # an entry without a payment id is malformed (the tool's schema rejects it): no method of
+    # any profile is named, so there is nothing for this clause to hold
+    ids = [i for i in ids if isinstance(i, str)]
     profile = user.get("payment_methods") or {}
     absent = [i for i in ids if i not in profile]
     return violated(f"payment methods not in the profile of {user_id}: {absent}") if absent else met()
@@ -447,3 +450,42 @@ def compensation_reason(ctx: CheckContext) -> CheckResult:
         )
     read_ids = ", ".join(str(r.get("reservation_id")) for r in reservations)
     return violated(f"no flight of the reservations of {uid} read ({read_ids}) is cancelled or delayed: nothing to compensate", reservations=read_ids)
+
+
+def _disrupted_with(ctx: CheckContext, uid: str, status: str) -> list[dict[str, Any]]:
+    """The user's read reservations with a segment a tool result shows ``status``."""
+    return [
+        r for r in _user_reservations(ctx, uid)
+        if any(ctx.evidence.flight_status.get(p) == status for p in _pairs(r.get("flights")))
+    ]
+
+
+@check("airline.delay_compensation_after_change")
+def delay_compensation_after_change(ctx: CheckContext) -> CheckResult:
+    """A delay certificate comes after the delayed reservation was changed or cancelled.
+
+    "If the user complains about delayed flights in a reservation and wants to change or
+    cancel the reservation, the agent can offer a certificate ... after confirming the facts
+    and changing or cancelling the reservation": a certificate of the delay amount for a
+    delayed reservation needs a successful update_reservation_flights or cancel_reservation of
+    it earlier in the conversation. An amount that a cancelled flight also explains is not
+    judged here (certificate_amount and compensation_reason are).
+    """
+    uid = ctx.arg("user_id")
+    try:
+        amount = float(ctx.arg("amount"))
+    except (TypeError, ValueError):
+        return met("amount not a number (certificate_amount judges it)")
+    rate = POLICY.compensation_per_passenger
+    def _fits(res: dict[str, Any], kind: str) -> bool:
+        return rate[kind] * len(res.get("passengers") or []) == amount  # type: ignore[index]
+    if any(_fits(r, "cancelled") for r in _disrupted_with(ctx, uid, "cancelled")):
+        return met("a cancelled flight explains the amount")
+    delayed = [r for r in _disrupted_with(ctx, uid, "delayed") if _fits(r, "delayed")]
+    if not delayed:
+        return met("not a delay certificate of a read reservation")
+    acted = {o.call.arguments.get("reservation_id") for o in ctx.evidence.results_of("update_reservation_flights", "cancel_reservation")}
+    if any(r.get("reservation_id") in acted for r in delayed):
+        return met("the delayed reservation was changed or cancelled first")
+    ids = ", ".join(str(r.get("reservation_id")) for r in delayed)
+    return violated(f"a delay certificate for {ids}, but that reservation was neither changed nor cancelled in this conversation", reservations=ids)

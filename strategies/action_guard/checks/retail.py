@@ -94,7 +94,7 @@ def once_per_order(ctx: CheckContext) -> CheckResult:
     tools = tuple(ctx.params.get("tools", ()))
     earlier = [o.call.name for o in ctx.evidence.results_of(*tools) if o.call.arguments.get("order_id") == oid]
     if earlier:
-        return violated(f"order {oid} was already changed by {earlier[0]}; these tools run once per order")
+        return violated(f"order {oid} was already changed by {earlier[0]} in this conversation")
     return met()
 
 
@@ -141,3 +141,111 @@ def refund_destination(ctx: CheckContext) -> CheckResult:
         return met()
     # No revised arguments: which of the allowed destinations to use is the user's choice.
     return violated(f"refund to {pid}: must go to the original method {original} or a gift card", original=original)
+
+
+def _variant_problem(old: str, new: str, product: dict[str, Any] | None) -> str | None:
+    """Why ``new`` cannot replace ``old`` (None when it can): same item, not a variant, unavailable."""
+    product = product or {}
+    variants = product.get("variants") or {}
+    name = product.get("name") or product.get("product_id")
+    if new == old:
+        return f"new item {new} is the item itself, not a different option"
+    if new not in variants:
+        return f"new item {new} is not a variant of {name} ({product.get('product_id')})"
+    if isinstance(variants[new], dict) and variants[new].get("available") is False:
+        return f"new item {new} of {name} is not available"
+    return None
+
+
+@check("retail.same_product_variant")
+def same_product_variant(ctx: CheckContext) -> CheckResult:
+    """Each item becomes an available variant of the same product with a different option.
+
+    The order's items name their products; each product's variants come from a
+    get_product_details result. "each item can be modified/exchanged to an available new item
+    of the same product but of different product option": the item itself is no new option.
+    """
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    old, new = [str(i) for i in ctx.arg("item_ids") or []], [str(i) for i in ctx.arg("new_item_ids") or []]
+    if len(old) != len(new):
+        return violated(f"{len(old)} items paired with {len(new)} new items")
+    by_item = {i.get("item_id"): i.get("product_id") for i in order.get("items") or [] if isinstance(i, dict)}
+    absent = [o for o in old if o not in by_item]
+    if absent:
+        return violated(f"item(s) {', '.join(absent)} are not in order {oid}")
+    for o, n in zip(old, new, strict=True):
+        product = ctx.evidence.entity("product", by_item[o])
+        # the item itself is never a new option; the variants only a product read shows
+        problem = _variant_problem(o, n, product) if product is not None or o == n else None
+        if problem:
+            return violated(problem)
+    unread = sorted({str(by_item[o]) for o in old if ctx.evidence.entity("product", by_item[o]) is None})
+    return met(f"product(s) {', '.join(unread)} not read (variants not checked)" if unread else "")
+
+
+@check("retail.items_in_order")
+def items_in_order(ctx: CheckContext) -> CheckResult:
+    """Every item id of the call is an item of the order (with multiplicity), per the order's tool result."""
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    have = [i.get("item_id") for i in order.get("items") or [] if isinstance(i, dict)]
+    for item in ctx.arg("item_ids") or []:
+        if item not in have:
+            return violated(f"item {item} is not (or not that many times) in order {oid}")
+        have.remove(item)
+    return met()
+
+
+def _price(order: dict[str, Any], item_id: str) -> float | None:
+    return next((float(i["price"]) for i in order.get("items") or [] if isinstance(i, dict) and i.get("item_id") == item_id and "price" in i), None)
+
+
+def _amount_due(ctx: CheckContext, order: dict[str, Any]) -> tuple[float | None, list[str]]:
+    """What the payment method must cover: the price difference of new items, else the order total;
+    with the products not read yet."""
+    new = [str(i) for i in ctx.arg("new_item_ids") or []]
+    if not new:
+        return sum(_price(order, str(i.get("item_id"))) or 0.0 for i in order.get("items") or [] if isinstance(i, dict)), []
+    by_item = {i.get("item_id"): i.get("product_id") for i in order.get("items") or [] if isinstance(i, dict)}
+    diff, unread = 0.0, []
+    for old, n in zip([str(i) for i in ctx.arg("item_ids") or []], new, strict=False):
+        product = ctx.evidence.entity("product", by_item.get(old))
+        variant = ((product or {}).get("variants") or {}).get(n)
+        if not isinstance(variant, dict) or "price" not in variant:
+            unread.append(str(by_item.get(old)))
+            continue
+        diff += float(variant["price"]) - (_price(order, old) or 0.0)
+    return (None if unread else diff), unread
+
+
+@check("retail.payment_covers")
+def payment_covers(ctx: CheckContext) -> CheckResult:
+    """The payment method is the user's; a gift card's balance covers what it pays.
+
+    "The user must provide a payment method to pay or receive refund of the price difference.
+    If the user provides a gift card, it must have enough balance to cover the price
+    difference" (items), "it must have enough balance to cover the total amount" (payment).
+    """
+    oid, order = _order(ctx)
+    if order is None:
+        return _missing_order(oid)
+    pid, uid = ctx.arg("payment_method_id"), order.get("user_id")
+    user = ctx.evidence.entity("user", uid)
+    history = [p.get("payment_method_id") for p in order.get("payment_history") or [] if isinstance(p, dict)]
+    methods = (user or {}).get("payment_methods") or {}
+    if pid not in methods and pid not in history:
+        if user is None:
+            return missing(f"the profile of {uid} was not read: is {pid} their payment method?", read("get_user_details", user_id=uid))
+        return violated(f"{pid} is not a payment method of {uid}")
+    method = methods.get(pid)
+    if not isinstance(method, dict) or method.get("source") != "gift_card" or "balance" not in method:
+        return met()
+    due, unread = _amount_due(ctx, order)
+    if due is None:
+        return met(f"product(s) {', '.join(unread)} not read (the price difference is not checked)")
+    if float(method["balance"]) < due:
+        return violated(f"gift card {pid} balance {method['balance']} does not cover {due:.2f}")
+    return met()

@@ -26,6 +26,16 @@ from tauguard.registry import Registry
 Finding = RuleFinding
 
 
+def payment_source(payment_id: str) -> str | None:
+    """The kind a τ² payment-method id names (``gift_card_0123`` -> ``gift_card``), or None.
+
+    τ²'s ids are the method's source and a number; a predicate uses this only where the
+    profile was not read but the entity's own payment history shows the method is the user's.
+    """
+    m = re.fullmatch(r"([a-z]+(?:_[a-z]+)*)_\d+", payment_id)
+    return m.group(1) if m else None
+
+
 class NeedFact(Exception):
     """A required fact is missing or stale (raised inside predicates, caught by the gate)."""
 

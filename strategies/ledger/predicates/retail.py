@@ -7,7 +7,7 @@ from collections import Counter
 from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.retail import Order, PaymentMethod, Product
-from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
+from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, payment_source, predicate
 from tauguard.guard import Verdict
 
 D = "retail"
@@ -137,13 +137,18 @@ def modify_pending(ctx: GateContext) -> Finding | None:
     return None if status == "pending" else _block_status(order, status, "pending", "modified")
 
 
-@predicate(D, "retail.modify_items_once", "modify_pending_order_items")
+@predicate(D, "retail.modify_items_once", "modify_pending_order_items", "modify_pending_order_address",
+           "modify_pending_order_payment", "cancel_pending_order")
 def modify_items_once(ctx: GateContext) -> Finding | None:
-    """Items of an order are modified once (its status is retail.modify_pending's)."""
+    """After an item modification the order is neither modified again nor cancelled.
+
+    "The agent will not be able to modify or cancel the order anymore": the session's write
+    history, so the rule holds whether or not the order was read again after the change.
+    """
     oid = str(ctx.arg("order_id"))
     if _history_has(ctx, "modify_pending_order_items", oid):
         return Finding(verdict=Verdict.BLOCK, detail=f"the items of order {oid} were already modified in this conversation",
-                       remediation="item modification can be done only once per order")
+                       remediation="after an item modification the order can no longer be modified or cancelled; tell the user")
     return None
 
 
@@ -191,7 +196,7 @@ def _products(ctx: GateContext, order: Order, item_ids: list[str]) -> dict[str, 
     return {p: ctx.ledger.products[p] for p in pids}
 
 
-def _same_product(ctx: GateContext, allow_identical: bool) -> Finding | None:
+def _same_product(ctx: GateContext) -> Finding | None:
     order = _order(ctx)
     old, new = [str(i) for i in ctx.arg("item_ids")], [str(i) for i in ctx.arg("new_item_ids")]
     ctx.note(f"orders/{order.order_id}/item_ids", [i.item_id for i in order.items])
@@ -209,7 +214,7 @@ def _same_product(ctx: GateContext, allow_identical: bool) -> Finding | None:
     for o, n in zip(old, new, strict=False):
         product = products[by_item[o]]
         variant = product.variants.get(n)
-        if n == o and not allow_identical:
+        if n == o:
             problem = f"new item {n} is the same as the old one"
         elif variant is None:
             problem = f"new item {n} is not a variant of {product.name or product.product_id} ({product.product_id})"
@@ -227,17 +232,18 @@ def _same_product(ctx: GateContext, allow_identical: bool) -> Finding | None:
 @predicate(D, "retail.modify_same_product", "modify_pending_order_items")
 def modify_same_product(ctx: GateContext) -> Finding | None:
     """Each item becomes an available, different variant of the same product."""
-    return _same_product(ctx, allow_identical=False)
+    return _same_product(ctx)
 
 
 @predicate(D, "retail.exchange_same_product", "exchange_delivered_order_items")
 def exchange_same_product(ctx: GateContext) -> Finding | None:
-    """Each item is exchanged for an available variant of the same product.
+    """Each item is exchanged for an available, different variant of the same product.
 
-    The identical item is accepted: tau2's gold plans exchange an item for the same item
-    as a replacement (retail tasks 18, 91, 107), and the exchange tool accepts it.
+    "an available new item of the same product but of different product option": the item
+    itself is not one, although the exchange tool accepts it and tau2's gold plans of retail
+    tasks 18, 91 and 107 do it (documented gold/policy conflicts, ``gold_conflicts.toml``).
     """
-    return _same_product(ctx, allow_identical=True)
+    return _same_product(ctx)
 
 
 @predicate(D, "retail.return_items", "return_delivered_order_items")
@@ -289,6 +295,9 @@ def price_difference_payment(ctx: GateContext) -> Finding | None:
             diff = _price_difference(ctx, order)
             if isinstance(diff, Finding) or diff is None or diff <= 0:
                 return diff if isinstance(diff, Finding) else None
+            # the user pays: only a gift card has a balance to check (its id names its kind)
+            if payment_source(pid) in ("credit_card", "paypal"):
+                return None
         raise NeedFact(ctx.peek("users", owner), ctx.hint("users", owner))
     method = _method(ctx, owner, pid)
     if method is None:
