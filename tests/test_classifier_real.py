@@ -65,8 +65,10 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
             # the checkpoint is before the write: the write itself is never in the transcript
             assert not any(role == "CALL" and text.startswith(w.write.name + "(") and json.dumps(w.write.arguments, sort_keys=True) in text
                            for role, text in e.state.transcript[-1:])
-    assert real_sets["airline"].label_counts() == {"allow": 237, "verify": 61, "refuse": 62}
-    assert real_sets["retail"].label_counts() == {"allow": 111, "verify": 35, "refuse": 24}
+    # verify counts follow the neutral dialogue judge (compiled/2 finds 2 airline and 15 retail
+    # confirmations that compiled/1 missed)
+    assert real_sets["airline"].label_counts() == {"allow": 239, "verify": 59, "refuse": 62}
+    assert real_sets["retail"].label_counts() == {"allow": 126, "verify": 20, "refuse": 24}
 
 
 def test_retail_tasks_come_from_recorded_gold_not_the_relabelled_ids(real_sets: dict[str, ProbeSet]) -> None:

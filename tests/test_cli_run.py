@@ -152,9 +152,11 @@ def test_dry_run_prints_the_attack_the_feedback_mode_and_an_uptake_sweep(tmp_pat
 def test_repeated_domain_flags_add_up_instead_of_the_last_one_winning(tmp_path: Path, capsys, monkeypatch):
     """`-d airline -d retail` used to run retail only (click keeps the last value of a scalar option)."""
     base = ["run", "--strategy", "react", "-k", "1", "--dry-run", "--out", str(tmp_path)]
-    code, out, _ = _cli([*base, "-d", "airline", "-d", "retail,telecom", "-d", "airline"], capsys, monkeypatch)
+    code, out, _ = _cli([*base, "-d", "airline", "-d", "retail,telecom"], capsys, monkeypatch)
     assert code == 0
     assert [line.split("/")[0].split()[-1] for line in out.splitlines() if line.startswith("domain:")] == [
         "airline", "retail", "telecom"]
     code, _, err = _cli([*base, "-d", "airline", "-d", "mars"], capsys, monkeypatch)
     assert code == 2 and err == "error: invalid value for 'domains': unknown domain 'mars'; allowed: airline, retail, telecom\n"
+    code, _, err = _cli([*base, "-d", "airline", "-d", "airline"], capsys, monkeypatch)
+    assert code == 2 and "a domain is listed twice" in err and err.count("\n") == 1

@@ -43,14 +43,14 @@ def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
 
 
 def _split_list(values: list[str] | None) -> list[str] | None:
-    """The items of a comma-separated and/or repeated option, in order, without repeats.
+    """The items of a comma-separated and/or repeated option, in order (a repeat is kept: the
+    config's validation names it as an error).
 
     An empty string stays an (invalid) empty list: `--domain ""` is an error, not the default.
     """
     if values is None:
         return None
-    items = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return list(dict.fromkeys(items))
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
 _FLAGS = {"domains": "--domain", "trials": "-k/--trials", "strategy_options": "--strategy-option"}
