@@ -205,11 +205,11 @@ def test_benchmark_label_of_a_recorded_write(real_sets: dict[str, ProbeSet]) -> 
 
 
 # Exact-match recall of the gold clause on real states (request + evidence query), pinned.
-RECALL = {
-    ("airline", "bm25"): (0.039, 0.072, 0.144),
+RECALL = {  # after the 2026-12-02 label adjudication (7 writes relabelled violates)
+    ("airline", "bm25"): (0.039, 0.072, 0.142),
     ("airline", "tfidf"): (0.0, 0.058, 0.117),
-    ("retail", "bm25"): (0.047, 0.247, 0.659),
-    ("retail", "tfidf"): (0.1, 0.235, 0.653),
+    ("retail", "bm25"): (0.041, 0.235, 0.659),
+    ("retail", "tfidf"): (0.094, 0.224, 0.635),
 }
 
 
