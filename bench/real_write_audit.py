@@ -2,6 +2,7 @@
 
     python bench/real_write_audit.py [--strategy ledger --strategy action-guard ...] [--runs DIR]
         [--shared ../shared/trajectories] [--no-follow-reads] [--catches] [--json out.json] [--workers 2]
+        [--guard-llm MODEL [--api-base URL] [--no-key] | --loopback]
 
 Imports each file of ``--shared`` into ``--runs`` (reused when already there), runs
 ``tauguard audit`` logic on each with every strategy (default options, compiled backends), and
@@ -10,6 +11,12 @@ false holds by cause, with Wilson 95 % intervals: first the default figures (a V
 reads the agent does not perform is a hold), then, apart, the "after reads" figures (every
 read a VERIFY names performed and the write gated again; ``--no-follow-reads`` skips them).
 These are real agents' conversations; no simulation is involved.
+
+With ``--guard-llm`` the strategies' LLM backends decide (key from the environment) and the
+LLM calls, tokens and cost are printed per strategy, in total and per write. ``--loopback``
+starts the tests' scripted loopback server (:mod:`tauguard.testing.llm_server`, answering with
+:func:`tauguard.testing.guard_answers.permissive`) and points ``openai/loopback`` at it: its
+figures are plumbing, not a measurement of any model, and the output says so.
 """
 
 from __future__ import annotations
@@ -72,14 +79,42 @@ def main() -> None:
     parser.add_argument("--catches", action="store_true", help="also list the ids of each guard's caught violations")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--option", action="append", default=[], help="KEY=VALUE strategy option")
+    parser.add_argument("--guard-llm", default=None, help="a litellm model for the strategies' LLM backends")
+    parser.add_argument("--api-base", default=None, help="the --guard-llm model's OpenAI-compatible server")
+    parser.add_argument("--no-key", action="store_true", help="the --api-base server needs no key")
+    parser.add_argument("--loopback", action="store_true", help="the scripted loopback server answers (plumbing)")
     args = parser.parse_args()
-    strategies = args.strategy or GUARDS
+    if args.loopback:
+        from tauguard.testing.guard_answers import permissive
+        from tauguard.testing.llm_server import ScriptedLLMServer
+
+        with ScriptedLLMServer(permissive) as server:
+            args.guard_llm, args.api_base, args.no_key = "openai/loopback", server.api_base, True
+            audit(args)
+        return
+    audit(args)
+
+
+def audit(args: argparse.Namespace) -> None:
+    """Import, audit and print (see the module docstring)."""
+    # with a guard model, the classifier's LLM gate too (its default artifact is not the question)
+    strategies = args.strategy or (GUARDS + ["classifier"] if args.guard_llm else GUARDS)
     options = dict(o.split("=", 1) for o in args.option)
 
     from tauguard.benchmark.audit import pool, rate_text
-    from tauguard.trajectories.render import AFTER_READS_FIGURES, DEFAULT_FIGURES
+    from tauguard.guard import GuardUsage
+    from tauguard.trajectories.render import AFTER_READS_FIGURES, DEFAULT_FIGURES, PLUMBING
     from tauguard.store import load_run
-    from tauguard.trajectories.audit import audit_run
+    from tauguard.trajectories.audit import GuardModel, audit_run
+
+    guard = None
+    if args.guard_llm:
+        guard = GuardModel(args.guard_llm, {"api_base": args.api_base} if args.api_base else {}, args.no_key)
+        print(f"guard LLM backends: {guard.model}{' at ' + args.api_base if args.api_base else ''}"
+              + (f" -- {PLUMBING.upper()}" if args.loopback else ""))
+    usage: dict[str, GuardUsage] = {}
+    writes: dict[str, int] = {}
+    scripted = 0
 
     args.runs.mkdir(parents=True, exist_ok=True)
     per_domain: dict[str, list] = {}
@@ -91,9 +126,12 @@ def main() -> None:
         if run_dir is None:
             continue
         run = load_run(run_dir)
-        report = audit_run(run, strategies, options, follow_reads=args.follow_reads, workers=args.workers)
+        report = audit_run(run, strategies, options, follow_reads=args.follow_reads, workers=args.workers, guard_llm=guard)
         sims += report.simulations
+        scripted += report.scripted_answers
         for s in report.strategies:
+            usage[s.strategy] = usage.get(s.strategy, GuardUsage()) + s.guard_usage
+            writes[s.strategy] = writes.get(s.strategy, 0) + s.writes
             if s.labels is not None:
                 per_domain.setdefault(report.domain, []).append(s.labels)
                 print(f"{path.name:55s} {s.strategy:13s} false holds {rate_text(s.labels.false_holds):32s} "
@@ -121,6 +159,16 @@ def main() -> None:
     _after_reads(pool(everything), AFTER_READS_FIGURES, rate_text)
     if args.follow_reads:
         _unions({a.strategy: set(a.caught_after_reads) for a in pool(everything)}, len(violations), "after reads: ")
+    if guard is not None:
+        print(f"\n== guard LLM usage ({guard.model}{' at ' + args.api_base if args.api_base else ''})"
+              + (f": {PLUMBING}" if scripted else ""))
+        for name in strategies:
+            u, n = usage.get(name, GuardUsage()), writes.get(name, 0)
+            per = f"{u.llm_calls / n:.2f} calls, {(u.prompt_tokens + u.completion_tokens) / n:.0f} tokens, ${u.cost / n:.5f}" if n else "-"
+            print(f"{name:13s} {u.llm_calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
+                  f"${u.cost:.4f}; per write ({n} writes): {per}")
+            out.setdefault("usage", {})[name] = {**u.model_dump(), "writes": n}  # type: ignore[index]
+        out["plumbing"] = bool(scripted)
     print(f"\n{sims} simulations audited by {len(strategies)} strategies in {time.perf_counter() - started:.1f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.json:

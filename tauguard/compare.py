@@ -26,10 +26,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
+from tauguard.gc_pause import gc_paused
 from tauguard.comparison import (
     SIMULATION_NOTE,
     Alignment,
@@ -58,6 +60,7 @@ from tauguard.metrics import (
     run_is_simulated,
     run_task_outcomes,
     select,
+    task_sort_key,
 )
 from tauguard.pairing import pairing_differences
 from tauguard.stats import (
@@ -116,7 +119,8 @@ def run_ref(run: Run) -> RunRef:
         trials=m.trials,
         status=m.status,
         planned_units=m.expected_units,
-        recorded_units=len({u.key for u in (run.records if run.units is None else run.units)}),
+        # load_run keeps one record (unit) per (domain, task, trial).
+        recorded_units=len(run.records if run.units is None else run.units),
         skipped_lines=run.skipped_lines,
     )
 
@@ -127,7 +131,7 @@ def align(baseline: Sequence[TaskOutcome], candidate: Sequence[TaskOutcome]) -> 
     cand = {o.key: o for o in candidate}
     pairs: list[TaskPair] = []
     no_trials = 0
-    for key in sorted(base.keys() & cand.keys()):
+    for key in sorted(base.keys() & cand.keys(), key=task_sort_key):
         if base[key].trials == 0 or cand[key].trials == 0:
             no_trials += 1
             continue
@@ -168,6 +172,106 @@ MDE_POWER = 0.8
 
 
 @dataclass
+class _Sides:
+    """One metric's per-task values over aligned pairs, as arrays (baseline ``_a``, candidate ``_b``)."""
+
+    n_a: np.ndarray
+    x_a: np.ndarray
+    n_b: np.ndarray
+    x_b: np.ndarray
+    pool_a: np.ndarray
+    pool_b: np.ndarray
+    event_a: np.ndarray
+    event_b: np.ndarray
+    excluded_a: np.ndarray
+    excluded_b: np.ndarray
+
+    def usable(self, k: int) -> np.ndarray:
+        """Whether each pair has at least k trials for the metric in both runs (TaskPair.usable)."""
+        return (self.n_a >= k) & (self.n_b >= k)
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` with the same result
+    (rows in lexicographic order), from one 1-D sort: numpy sorts rows as structured records,
+    ~10x slower on 10^5 rows of counts."""
+    if rows.shape[0] == 0 or rows.shape[1] == 0:
+        keys, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return keys, inverse.reshape(-1), counts
+    # Each column's rank among its distinct values, combined in mixed radix: an integer whose
+    # order is the rows' lexicographic order.
+    code = np.zeros(rows.shape[0], dtype=np.int64)
+    span = 1
+    for j in range(rows.shape[1]):
+        values, ranks = np.unique(rows[:, j], return_inverse=True)
+        span *= len(values)
+        if span >= 2**62:  # the code would overflow: let numpy sort the rows
+            keys, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+            return keys, inverse.reshape(-1), counts
+        code = code * len(values) + ranks.reshape(-1)
+    _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
+    return rows[first], inverse.reshape(-1), counts
+
+
+# The TaskOutcome fields the metric functions may read: all but the task id. Tasks with equal
+# values have equal per-task metrics, so each distinct one is evaluated once.
+_CONTENT = [f for f in TaskOutcome.model_fields if f != "task_id"]
+
+
+class _PairTable:
+    """What every metric reads of each aligned pair, computed once per comparison.
+
+    The metric functions of :data:`METRICS` run once per distinct task outcome (tasks with the
+    same counts share one) and side; the columns, the McNemar events, the primary k and the notes
+    then read arrays. At 10^5 tasks, calling the functions for every task and (metric, k) was
+    most of `compare`'s time.
+    """
+
+    def __init__(self, pairs: Sequence[TaskPair]) -> None:
+        self.pairs = pairs
+        self.domains = [p.baseline.domain for p in pairs]
+        content = itemgetter(*_CONTENT)
+        codes: dict[tuple[object, ...], int] = {}
+        self._reps: list[TaskOutcome] = []
+        sides = []
+        for p in pairs:
+            for o in (p.baseline, p.candidate):
+                key = content(o.__dict__)
+                code = codes.get(key)
+                if code is None:
+                    code = codes[key] = len(self._reps)
+                    self._reps.append(o)
+                sides.append(code)
+        codes_ab = np.array(sides, dtype=np.int64).reshape(len(pairs), 2)
+        self._code_a, self._code_b = codes_ab[:, 0], codes_ab[:, 1]
+        self._sides: dict[str, _Sides] = {}
+
+    def sides(self, mdef: MetricDef) -> _Sides:
+        """The metric's arrays over the pairs."""
+        got = self._sides.get(mdef.kind)
+        if got is None:
+            n, count, pool, event, excluded = mdef.n, mdef.count, mdef.pool, mdef.event, mdef.excluded
+            ints = np.array([(n(o), count(o), excluded(o)) for o in self._reps], dtype=np.int64).reshape(-1, 3)
+            flags = np.array([(bool(pool(o)), bool(event(o))) for o in self._reps], dtype=bool).reshape(-1, 2)
+            a, b = self._code_a, self._code_b
+            got = self._sides[mdef.kind] = _Sides(
+                n_a=ints[a, 0], x_a=ints[a, 1], n_b=ints[b, 0], x_b=ints[b, 1], pool_a=flags[a, 0],
+                pool_b=flags[b, 0], event_a=flags[a, 1], event_b=flags[b, 1], excluded_a=ints[a, 2],
+                excluded_b=ints[b, 2],
+            )
+        return got
+
+    def kinds(self) -> np.ndarray:
+        """Every count any metric reads, of both runs, one row per pair: pairs with equal rows have
+        equal per-task values for every metric and k, so the resampling may treat them as one group."""
+        cols = []
+        for m in METRICS:
+            sd = self.sides(m)
+            cols += [sd.n_a, sd.x_a, sd.n_b, sd.x_b]
+        return np.stack(cols, axis=1) if self.pairs else np.zeros((0, 4 * len(METRICS)), dtype=np.int64)
+
+
+@dataclass
 class _Column:
     """One k-metric over the aligned pairs that can estimate it.
 
@@ -180,9 +284,10 @@ class _Column:
     spec: MetricSpec
     mdef: MetricDef
     k: int
-    used: tuple[int, ...]  # indices of the usable pairs
+    used: np.ndarray  # indices of the usable pairs
     dropped_n_lt_k: int
-    counts: list[tuple[int, int, int, int]]  # per used pair: (n_a, x_a, n_b, x_b)
+    counts: np.ndarray  # per used pair: (n_a, x_a, n_b, x_b)
+    _unique: tuple[list[tuple[int, ...]], np.ndarray, np.ndarray] | None = None
 
     def exact(self, key: tuple[int, int, int, int]) -> tuple[Fraction, Fraction, Fraction]:
         """Baseline, candidate and difference of a task with these counts."""
@@ -191,12 +296,18 @@ class _Column:
         b = self.mdef.exact(n_b, x_b, self.k)
         return a, b, b - a
 
+    def _distinct(self) -> tuple[list[tuple[int, int, int, int]], np.ndarray, np.ndarray]:
+        if self._unique is None:
+            keys, inverse, weights = _unique_rows(self.counts)
+            self._unique = ([tuple(row) for row in keys.tolist()], inverse, weights)
+        return self._unique  # type: ignore[return-value]
+
     def means(self) -> tuple[float, float, float, Counter[int]]:
         """Mean baseline, candidate and difference, and the tasks per sign of the difference."""
-        tally = Counter(self.counts)
+        keys, _, weights = self._distinct()
         sums = [Fraction(0), Fraction(0), Fraction(0)]
         signs: Counter[int] = Counter()
-        for key, weight in tally.items():
+        for key, weight in zip(keys, weights.tolist(), strict=True):
             values = self.exact(key)
             for i in range(3):
                 sums[i] += weight * values[i]
@@ -205,42 +316,32 @@ class _Column:
         n = len(self.counts)
         return float(sums[0] / n), float(sums[1] / n), float(sums[2] / n), signs
 
-    def diffs(self) -> list[float]:
+    def diffs(self) -> np.ndarray:
         """Per-task differences as floats, in the order of ``used``."""
-        floats = {key: float(self.exact(key)[2]) for key in set(self.counts)}
-        return [floats[key] for key in self.counts]
+        keys, inverse, _ = self._distinct()
+        floats = np.array([float(self.exact(key)[2]) for key in keys], dtype=float)
+        return floats[inverse]
 
 
-def _column(pairs: Sequence[TaskPair], spec: MetricSpec) -> _Column:
+def _column(table: _PairTable, spec: MetricSpec) -> _Column:
     mdef = spec.definition
     if mdef is None or spec.k is None:
         kinds = ", ".join(f"{m.kind}K" for m in METRICS)
         raise CompareError(f"metric {spec.name} cannot be compared per task; use {kinds}")
     k = spec.k
-    used = tuple(i for i, p in enumerate(pairs) if p.usable(k, mdef))
-    if not used:
+    sd = table.sides(mdef)
+    used = np.flatnonzero(sd.usable(k))
+    if not used.size:
         raise CompareError(
             f"no common task has {k} {mdef.n_label} in both runs, so {spec.name} cannot be compared"
         )
-    in_pool = sum(1 for p in pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate))
-    counts = [
-        (mdef.n(pairs[i].baseline), mdef.count(pairs[i].baseline), mdef.n(pairs[i].candidate), mdef.count(pairs[i].candidate))
-        for i in used
-    ]
+    in_pool = int(np.count_nonzero(sd.pool_a | sd.pool_b))
+    counts = np.stack([sd.n_a[used], sd.x_a[used], sd.n_b[used], sd.x_b[used]], axis=1)
     return _Column(spec=spec, mdef=mdef, k=k, used=used, dropped_n_lt_k=in_pool - len(used), counts=counts)
 
 
-def _task_kinds(pairs: Sequence[TaskPair]) -> np.ndarray:
-    # Every count any metric reads, of both runs: tasks with equal rows have equal per-task
-    # values for every metric and k, so the resampling may treat them as one group.
-    return np.array(
-        [[f(o) for m in METRICS for o in (p.baseline, p.candidate) for f in (m.n, m.count)] for p in pairs],
-        dtype=np.int64,
-    ).reshape(len(pairs), -1)
-
-
 def _column_stats(
-    pairs: Sequence[TaskPair],
+    table: _PairTable,
     columns: Sequence[_Column],
     *,
     n_resamples: int,
@@ -248,14 +349,15 @@ def _column_stats(
     seed: int,
 ) -> list[tuple[MeanCI, PermutationResult]]:
     """Adjusted CI and permutation test of every column; columns over the same tasks share the draws."""
-    kinds = _task_kinds(pairs)
-    by_tasks: dict[tuple[int, ...], list[int]] = {}
+    kinds = table.kinds()
+    by_tasks: dict[bytes, list[int]] = {}
     for j, col in enumerate(columns):
-        by_tasks.setdefault(col.used, []).append(j)
+        by_tasks.setdefault(col.used.tobytes(), []).append(j)
     out: list[tuple[MeanCI, PermutationResult]] = [None] * len(columns)  # type: ignore[list-item]
-    for used, js in by_tasks.items():
+    for js in by_tasks.values():
+        used = columns[js[0]].used
         diffs = np.array([columns[j].diffs() for j in js], dtype=float).T
-        groups = np.unique(kinds[list(used)], axis=0, return_inverse=True)[1].reshape(-1)
+        groups = _unique_rows(kinds[used])[1]
         cis = adjusted_mean_cis(diffs, confidence=confidence)
         perms = sign_flip_tests(
             diffs, groups=groups, n_resamples=n_resamples, seed=np.random.default_rng([seed, _PERMUTATION_STREAM])
@@ -318,8 +420,9 @@ def compare_metric(
     :class:`CompareError` when none does. Gives the same CI and p as :func:`compare_all_ks`
     for that metric and k (the draws depend only on the seed and the tasks).
     """
-    col = _column(pairs, spec)
-    stats = _column_stats(pairs, [col], n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
+    table = _PairTable(pairs)
+    col = _column(table, spec)
+    stats = _column_stats(table, [col], n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
     return _k_comparison(col, stats, confidence=confidence, primary=primary)
 
 
@@ -329,30 +432,43 @@ def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
     The largest k that *some* task supports can rest on a single task (a candidate whose
     trials mostly ended in infrastructure errors), so it is never the default.
     """
-    both = [p for p in pairs if mdef.pool(p.baseline) and mdef.pool(p.candidate)]
-    ns = [n for n in (min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in both) if n > 0]
-    return min(ns, default=0)
+    return _default_primary_k(_PairTable(pairs), mdef)
+
+
+def _default_primary_k(table: _PairTable, mdef: MetricDef) -> int:
+    sd = table.sides(mdef)
+    ns = np.minimum(sd.n_a, sd.n_b)[sd.pool_a & sd.pool_b]
+    ns = ns[ns > 0]
+    return int(ns.min()) if ns.size else 0
 
 
 def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemarSummary:
     """McNemar over the pairs usable at k with the same n in both runs, on the metric's per-task event."""
-    usable = [p for p in pairs if p.usable(k, mdef)]
-    used = [p for p in usable if mdef.n(p.baseline) == mdef.n(p.candidate)]
+    return _mcnemar_event(_PairTable(pairs), mdef, k)
+
+
+def _mcnemar_event(table: _PairTable, mdef: MetricDef, k: int) -> McNemarSummary:
+    sd = table.sides(mdef)
+    usable = sd.usable(k)
+    used = usable & (sd.n_a == sd.n_b)
+    only_a = used & sd.event_a & ~sd.event_b
+    only_b = used & sd.event_b & ~sd.event_a
     per: dict[str, list[int]] = {}  # domain -> [tasks, b, c]
-    for p in used:
-        dom = per.setdefault(p.domain, [0, 0, 0])
-        a_event, b_event = mdef.event(p.baseline), mdef.event(p.candidate)
-        dom[0] += 1
-        dom[1] += a_event and not b_event
-        dom[2] += b_event and not a_event
+    if table.pairs:
+        names, codes = np.unique(np.array(table.domains, dtype=object), return_inverse=True)
+        codes = codes.reshape(-1)
+        tasks_of = np.bincount(codes[used], minlength=len(names))
+        b_of = np.bincount(codes[only_a], minlength=len(names))
+        c_of = np.bincount(codes[only_b], minlength=len(names))
+        per = {str(d): [int(tasks_of[i]), int(b_of[i]), int(c_of[i])] for i, d in enumerate(names) if tasks_of[i]}
     b = sum(d[1] for d in per.values())
     c = sum(d[2] for d in per.values())
     res = mcnemar(b, c)
     return McNemarSummary(
         event=mdef.event_label,
         k=k,
-        tasks=len(used),
-        left_out_unequal_n=len(usable) - len(used),
+        tasks=int(np.count_nonzero(used)),
+        left_out_unequal_n=int(np.count_nonzero(usable)) - int(np.count_nonzero(used)),
         b=b,
         c=c,
         p_exact=res.p_exact,
@@ -378,12 +494,12 @@ def compare_all_ks(
 ) -> MetricComparison:
     """One metric at k = 1..k_max: the primary k unadjusted, the others Holm-adjusted and exploratory."""
     return _compare_metrics(
-        pairs, [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
+        _PairTable(pairs), [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
     )[0]
 
 
 def _compare_metrics(
-    pairs: Sequence[TaskPair],
+    table: _PairTable,
     plans: Sequence[tuple[MetricDef, int, int]],
     *,
     n_resamples: int,
@@ -392,9 +508,9 @@ def _compare_metrics(
 ) -> list[MetricComparison]:
     # Every (metric, k) column first, then their statistics in one pass, so columns over the
     # same tasks share one set of draws.
-    columns = [[_column(pairs, MetricSpec(kind=mdef.kind, k=k)) for k in range(1, k_max + 1)] for mdef, _, k_max in plans]
+    columns = [[_column(table, MetricSpec(kind=mdef.kind, k=k)) for k in range(1, k_max + 1)] for mdef, _, k_max in plans]
     flat = [c for cols in columns for c in cols]
-    stats = iter(_column_stats(pairs, flat, n_resamples=n_resamples, confidence=confidence, seed=seed))
+    stats = iter(_column_stats(table, flat, n_resamples=n_resamples, confidence=confidence, seed=seed))
     comparisons = []
     for (mdef, primary_k, k_max), cols in zip(plans, columns, strict=True):
         results = [_k_comparison(c, next(stats), confidence=confidence, primary=c.k == primary_k) for c in cols]
@@ -409,7 +525,7 @@ def _compare_metrics(
                 ks=list(range(1, k_max + 1)),
                 primary_k=primary_k,
                 results=results,
-                mcnemar=mcnemar_event(pairs, mdef, primary_k),
+                mcnemar=_mcnemar_event(table, mdef, primary_k),
                 note=mdef.note,
             )
         )
@@ -427,16 +543,18 @@ def _diff_values(mdef: MetricDef, counts: tuple[int, int, int, int], k: int) -> 
     return {"baseline": float(exact_a), "candidate": float(exact_b), "delta": float(diff), "change": change}
 
 
-def _task_diffs(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> list[TaskDiff]:
+def _task_diffs(table: _PairTable, mdef: MetricDef, k: int) -> list[TaskDiff]:
     # Values depend only on the tasks' counts, which few distinct tasks share: computed once each.
     memo: dict[tuple[int, int, int, int], dict[str, object]] = {}
     diffs = []
-    for pair in pairs:
+    sd = table.sides(mdef)
+    rows = zip(table.pairs, sd.n_a.tolist(), sd.x_a.tolist(), sd.n_b.tolist(), sd.x_b.tolist())
+    for pair, *counts in rows:
         a, b = pair.baseline, pair.candidate
-        counts = (mdef.n(a), mdef.count(a), mdef.n(b), mdef.count(b))
-        values = memo.get(counts)
+        key = tuple(counts)
+        values = memo.get(key)  # type: ignore[call-overload]
         if values is None:
-            values = memo[counts] = _diff_values(mdef, counts, k)
+            values = memo[key] = _diff_values(mdef, key, k)  # type: ignore[index, arg-type]
         diffs.append(
             TaskDiff(
                 domain=a.domain,
@@ -495,12 +613,12 @@ def dropped_notes(d: Dropped) -> list[str]:
 
 
 def _metric_notes(
-    mc: MetricComparison, pairs: Sequence[TaskPair], headline: bool, default_primary: bool
+    mc: MetricComparison, table: _PairTable, headline: bool, default_primary: bool
 ) -> list[str]:
     mdef = metric_def(mc.metric)
     notes = []
-    ex_a = sum(mdef.excluded(p.baseline) for p in pairs)
-    ex_b = sum(mdef.excluded(p.candidate) for p in pairs)
+    sd = table.sides(mdef)
+    ex_a, ex_b = int(sd.excluded_a.sum()), int(sd.excluded_b.sum())
     if ex_a or ex_b:
         notes.append(f"{mdef.kind}k: {ex_a} (baseline) and {ex_b} (candidate) {mdef.excluded_label} excluded")
     for r in mc.results:
@@ -545,6 +663,26 @@ def compare_outcomes(
     metric's, is the largest k that every common task supports. Raises :class:`CompareError`
     when the runs share no task, no k, or ``primary_k`` is not shared.
     """
+    with gc_paused():  # 10^5 tasks at scale: pairs, arrays, task diffs (tauguard.gc_pause)
+        return _compare_outcomes(
+            baseline, candidate, baseline_ref=baseline_ref, candidate_ref=candidate_ref, primary_k=primary_k,
+            n_resamples=n_resamples, confidence=confidence, seed=seed, subset=subset, domain=domain,
+        )
+
+
+def _compare_outcomes(
+    baseline: Sequence[TaskOutcome],
+    candidate: Sequence[TaskOutcome],
+    *,
+    baseline_ref: RunRef,
+    candidate_ref: RunRef,
+    primary_k: int | None,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    subset: Subset,
+    domain: str | None,
+) -> Comparison:
     base = select(baseline, subset, domain)
     cand = select(candidate, subset, domain)
     alignment = align(base, cand)
@@ -565,29 +703,31 @@ def compare_outcomes(
     plans = [(headline_def, primary_k, k_max)]
     # Per other metric, in METRICS order: its plan's index, or why it is not compared.
     other_entries: list[int | str] = []
+    table = _PairTable(alignment.pairs)
     for mdef in (m for m in METRICS if m.compared and m is not headline_def):
-        in_pool = [p for p in alignment.pairs if mdef.pool(p.baseline) or mdef.pool(p.candidate)]
-        if not in_pool:
+        sd = table.sides(mdef)
+        in_pool = sd.pool_a | sd.pool_b
+        if not in_pool.any():
             continue
-        m_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in in_pool), default=0)
+        m_max = int(np.minimum(sd.n_a, sd.n_b)[in_pool].max())
         if m_max == 0:
             other_entries.append(f"{mdef.kind}k not compared: no common task has {mdef.n_label} in both runs")
             continue
         other_entries.append(len(plans))
-        plans.append((mdef, default_primary_k(alignment.pairs, mdef), m_max))
+        plans.append((mdef, _default_primary_k(table, mdef), m_max))
     # All metrics in one pass: columns over the same tasks share their resampling draws.
-    compared = _compare_metrics(alignment.pairs, plans, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    compared = _compare_metrics(table, plans, n_resamples=n_resamples, confidence=confidence, seed=seed)
     headline = compared[0]
     d = alignment.dropped
     notes = run_notes(baseline_ref, candidate_ref) + dropped_notes(d)
-    notes += _metric_notes(headline, alignment.pairs, True, default_primary)
+    notes += _metric_notes(headline, table, True, default_primary)
     others: list[MetricComparison] = []
     for entry in other_entries:
         if isinstance(entry, str):
             notes.append(entry)
             continue
         others.append(compared[entry])
-        notes += _metric_notes(compared[entry], alignment.pairs, False, True)
+        notes += _metric_notes(compared[entry], table, False, True)
 
     return Comparison(
         baseline=baseline_ref,
@@ -606,7 +746,7 @@ def compare_outcomes(
         results=headline.results,
         mcnemar=headline.mcnemar,
         other_metrics=others,
-        tasks=_task_diffs(alignment.pairs, headline_def, primary_k),
+        tasks=_task_diffs(table, headline_def, primary_k),
     )
 
 

@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tauguard.bounds import BOUNDS as _B
 from tauguard.datafiles import DataFileError, read_toml
 from tauguard.defaults import default_config
+from tauguard.domains import DOMAINS, known_domain  # the one list: the domain folders (re-exported)
 from tauguard.errors import TauguardInputError
 from tauguard.secrets import credential_keys, redact
 
-DOMAINS = ("airline", "retail", "telecom")
 SIM = "sim"
 
 LLM_ROLES = ("agent", "user", "guard")
@@ -87,8 +87,7 @@ class RunConfig(BaseModel):
         if not value:
             raise ValueError("at least one domain is required")
         for d in value:
-            if d not in DOMAINS:
-                raise ValueError(f"unknown domain '{d}'; allowed: {', '.join(DOMAINS)}")
+            known_domain(d)
         if len(set(value)) != len(value):
             raise ValueError("a domain is listed twice")
         return value

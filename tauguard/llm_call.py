@@ -35,6 +35,9 @@ from tauguard.llm_answer import parse_json_answer
 from tauguard.records import RoleUsage
 from tauguard.secrets import scrub
 
+#: The ``system_fingerprint`` of the scripted loopback server (:mod:`tauguard.testing.llm_server`):
+#: answers carrying it are plumbing, not a model's.
+SCRIPTED_FINGERPRINT = "tauguard-scripted-loopback"
 #: Seconds a guard's call may take unless its arguments say otherwise (``timeout``).
 DEFAULT_TIMEOUT_S = 120.0
 _FAILURE_CHARS = 300  # a provider's error text is cut to this many characters
@@ -49,6 +52,7 @@ class UnitLedger:
 
     def __init__(self) -> None:
         self.roles: dict[str, RoleUsage] = {}
+        self.scripted = 0  # answers from the scripted loopback server (SCRIPTED_FINGERPRINT)
         self._lock = threading.Lock()
 
     def book(self, role: str, **amounts: float) -> None:
@@ -84,6 +88,15 @@ def metered() -> Iterator[UnitLedger]:
         yield ledger
     finally:
         _LEDGER.reset(token)
+
+
+def guard_usage(ledger: UnitLedger, role: str = "guard") -> GuardUsage:
+    """The calls, tokens and cost ``ledger`` booked for ``role``, as a :class:`GuardUsage`."""
+    booked = ledger.roles.get(role)
+    if booked is None:
+        return GuardUsage()
+    return GuardUsage(llm_calls=booked.calls, prompt_tokens=booked.prompt_tokens,
+                      completion_tokens=booked.completion_tokens, cost=booked.cost or 0.0)
 
 
 def start_unit() -> UnitLedger:
@@ -143,6 +156,10 @@ def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: An
     response = state().call(litellm.completion, role=role, model=model, messages=messages, **kwargs)
     usage = usage_of(response)
     book(role, calls=1, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost)
+    ledger = _LEDGER.get()
+    if ledger is not None and getattr(response, "system_fingerprint", None) == SCRIPTED_FINGERPRINT:
+        with ledger._lock:
+            ledger.scripted += 1
     return response
 
 

@@ -43,6 +43,7 @@ from pydantic import (
     model_validator,
 )
 
+from tauguard.gc_pause import gc_paused
 from tauguard.outcome_index import (
     UnitOutcome,
     trial_success,  # noqa: F401  (re-exported: it was defined here)
@@ -172,63 +173,98 @@ _COUNTERS = (
     "guard_error_trials", "process_trials", "process_valid", "process_passed", "process_blocked", "process_assessed",
     "process_compliant", "process_checks", "process_satisfied",
 )
+# Positions in a task's counter list (by name, so a new counter cannot shift them).
+_TRIALS, _SUCCESSES, _INFRA = (_COUNTERS.index(n) for n in ("trials", "successes", "infra_errors"))
+_ATTACK_TRIALS, _ATTACK_SUCCESSES, _ATTACK_UNKNOWN, _GUARD_ERRORS = (
+    _COUNTERS.index(n) for n in ("attack_trials", "attack_successes", "attack_unknown", "guard_error_trials")
+)
+_P_TRIALS, _P_VALID, _P_PASSED, _P_BLOCKED, _P_ASSESSED, _P_COMPLIANT, _P_CHECKS, _P_SATISFIED = (
+    _COUNTERS.index("process_" + n)
+    for n in ("trials", "valid", "passed", "blocked", "assessed", "compliant", "checks", "satisfied")
+)
 
 
 def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
     """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    # Plain counters per task, one model per task at the end: assigning model fields unit by
-    # unit costs more than the rest of the reduction on large runs.
-    counts: dict[tuple[str, str], dict[str, int]] = {}
+    # Trials of a task with the same outcome fields (everything after the trial number) count
+    # alike: tallying (task, outcome) pairs first leaves one Python step per distinct outcome of
+    # a task, not per trial (10^5 trials per run at scale).
+    with gc_paused():  # 10^5 units and tasks at scale (tauguard.gc_pause)
+        return _outcomes_from_units(units if isinstance(units, Sequence) else list(units))
+
+
+def _outcomes_from_units(units: Sequence[UnitOutcome]) -> list[TaskOutcome]:
+    tally = Counter((u[0], u[1], u[4:]) for u in units)  # u[4:]: the fields after UnitOutcome.trial
+    counts: dict[tuple[str, str], list[int]] = {}
     rewards: dict[tuple[str, str], float] = {}
     flags: dict[tuple[str, str], bool] = {}
-    for unit in units:
-        key = (unit.domain, unit.task_id)
+    exact_rewards = True  # every reward is a whole number: sums are exact in any order
+    for (domain, task_id, outcome), weight in tally.items():
+        key = (domain, task_id)
         c = counts.get(key)
         if c is None:
-            c = counts[key] = dict.fromkeys(_COUNTERS, 0)
+            c = counts[key] = [0] * len(_COUNTERS)
             rewards[key] = 0.0
             flags[key] = False
+        policy_violation, error, success, reward, attacked, attack_success, guard_error, process, guard_blocked = outcome
         # The flag describes the task's gold plan; should records disagree, any True wins so a
         # policy-violation task is never reported as a mutation task.
-        flags[key] = flags[key] or unit.policy_violation_task
-        if unit.error:
-            c["infra_errors"] += 1
+        flags[key] = flags[key] or policy_violation
+        if error:
+            c[_INFRA] += weight
             continue
-        c["trials"] += 1
-        c["successes"] += unit.success
-        rewards[key] += unit.reward if unit.reward is not None else 0.0
-        if unit.process is not None:
-            c["process_trials"] += 1
+        c[_TRIALS] += weight
+        c[_SUCCESSES] += success * weight
+        if reward is not None:
+            exact_rewards = exact_rewards and float(reward).is_integer()
+            rewards[key] += reward * weight
+        if process is not None:
+            c[_P_TRIALS] += weight
             # Step-/Trace-TCR traces: PolicyGuide's outcome-passing ones, plus (tauguard's rule,
             # the paper being silent on guards) those that failed with a needed write a guard
             # held: dropping them would let blocking raise the rates (docs/compare_and_check.md).
-            if unit.success or unit.guard_blocked:
-                valid, applicable, satisfied = unit.process
-                if unit.success:
-                    c["process_valid"] += valid
-                    c["process_passed"] += 1
+            if success or guard_blocked:
+                valid, applicable, satisfied = process
+                if success:
+                    c[_P_VALID] += valid * weight
+                    c[_P_PASSED] += weight
                 else:
-                    c["process_blocked"] += 1
-                c["process_checks"] += applicable
-                c["process_satisfied"] += satisfied
+                    c[_P_BLOCKED] += weight
+                c[_P_CHECKS] += applicable * weight
+                c[_P_SATISFIED] += satisfied * weight
                 # A trace with no applicable check is not assessed (the rates are over applicable
                 # checks): counting it as compliant rewarded guards whose blocks leave nothing to check.
                 if applicable:
-                    c["process_assessed"] += 1
-                    c["process_compliant"] += valid
-        c["guard_error_trials"] += unit.guard_error
-        if unit.attacked:
-            if unit.attack_success is None:
-                c["attack_unknown"] += 1
+                    c[_P_ASSESSED] += weight
+                    c[_P_COMPLIANT] += valid * weight
+        c[_GUARD_ERRORS] += guard_error * weight
+        if attacked:
+            if attack_success is None:
+                c[_ATTACK_UNKNOWN] += weight
             else:
-                c["attack_trials"] += 1
-                c["attack_successes"] += unit.attack_success
+                c[_ATTACK_TRIALS] += weight
+                c[_ATTACK_SUCCESSES] += attack_success * weight
+    if not exact_rewards:
+        # Fractional rewards: add them trial by trial, in the units' order, as a reader of the
+        # records would (a float sum depends on its order).
+        rewards = dict.fromkeys(rewards, 0.0)
+        for u in units:
+            if not u.error and u.reward is not None:
+                rewards[(u.domain, u.task_id)] += u.reward
     return [
         TaskOutcome(
-            domain=key[0], task_id=key[1], policy_violation_task=flags[key], reward_sum=rewards[key], **counts[key]
+            domain=key[0], task_id=key[1], policy_violation_task=flags[key], reward_sum=rewards[key],
+            **dict(zip(_COUNTERS, counts[key])),
         )
-        for key in sorted(counts)
+        for key in sorted(counts, key=task_sort_key)
     ]
+
+
+def task_sort_key(key: tuple[str, str]) -> str:
+    """A string that sorts (domain, task_id) keys as the tuples sort: one C string comparison
+    instead of a tuple's element-wise ones, a tenth of the time on 10^5 tasks (domain names hold
+    no NUL, which sorts below every other character)."""
+    return f"{key[0]}\0{key[1]}"
 
 
 def select(outcomes: Iterable[TaskOutcome], subset: Subset = "all", domain: str | None = None) -> list[TaskOutcome]:

@@ -100,6 +100,36 @@ class IndexRow(NamedTuple):
 
 
 _ROWS = TypeAdapter(list[IndexRow])
+_DECODER: Any = None  # msgspec's decoder of the same rows, made on first use
+
+
+def _decode_rows(body: bytes) -> list[IndexRow]:
+    """The rows of an index file's text (its lines joined as one JSON array), validated.
+
+    msgspec validates the rows against the same named tuples in C, about twice as fast as
+    pydantic's ``TypeAdapter`` on 10^5 rows (the bulk of `compare` at 100x runs); pydantic
+    decodes them where msgspec is not installed (an environment made before it became a
+    dependency). Either raises ValueError on a malformed row.
+    """
+    global _DECODER
+    if _DECODER is None:
+        try:
+            import msgspec
+        except ImportError:  # same rows, slower
+            _DECODER = False
+        else:
+            _DECODER = msgspec.json.Decoder(list[IndexRow])
+    if _DECODER is False:
+        try:
+            return _ROWS.validate_json(body)
+        except ValidationError as exc:
+            raise ValueError(str(exc)) from None
+    import msgspec
+
+    try:
+        return _DECODER.decode(body)  # type: ignore[no-any-return]
+    except msgspec.DecodeError as exc:  # malformed JSON or a row of another shape
+        raise ValueError(str(exc)) from None
 
 
 def trial_success(record: TrialRecord) -> bool:
@@ -195,15 +225,15 @@ def read_index(run_dir: Path, records_size: int) -> list[IndexRow] | None:
     """The index rows, or None when the index is missing, unreadable or not for ``records_size`` bytes of records."""
     path = Path(run_dir) / INDEX
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = path.read_bytes()
+    except OSError:
         return None
-    if not text.endswith("\n") and text:
+    if not text.endswith(b"\n") and text:
         return None  # a row cut by a kill: stale
-    body = text.rstrip("\n")
+    body = text.rstrip(b"\n")
     try:
-        rows = _ROWS.validate_json("[" + body.replace("\n", ",") + "]") if body else []
-    except (ValidationError, ValueError):
+        rows = _decode_rows(b"[" + body.replace(b"\n", b",") + b"]") if body else []
+    except ValueError:  # malformed rows, or bytes that are not UTF-8
         return None
     last = rows[-1].end if rows else 0
     return rows if last == records_size else None

@@ -38,7 +38,7 @@ from tau2.environment.environment import Environment  # noqa: E402
 from tau2.environment.toolkit import ToolType  # noqa: E402
 from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER  # noqa: E402
 
-DOMAINS = ("airline", "retail", "telecom")
+from tauguard.domains import DOMAINS  # noqa: E402  (the one list: the domain folders)
 
 __all__ = [
     "AssistantMessage", "Message", "MultiToolMessage", "SystemMessage", "ToolCall", "ToolMessage",

@@ -66,9 +66,10 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
             # the checkpoint is before the write: the write itself is never in the transcript
             assert not any(role == "CALL" and text.startswith(w.write.name + "(") and json.dumps(w.write.arguments, sort_keys=True) in text
                            for role, text in e.state.transcript[-1:])
-    # the 2026-12-02 adjudication turned 2 airline and 5 retail complying writes into violations
-    assert real_sets["airline"].label_counts() == {"allow": 237, "verify": 59, "refuse": 64}
-    assert real_sets["retail"].label_counts() == {"allow": 110, "verify": 31, "refuse": 29}
+    # verify counts follow the neutral dialogue judge (compiled/2 finds confirmations compiled/1
+    # missed); refuse counts follow the 2026-12-02 adjudication (2 airline, 5 retail writes violate)
+    assert real_sets["airline"].label_counts() == {"allow": 239, "verify": 57, "refuse": 64}
+    assert real_sets["retail"].label_counts() == {"allow": 125, "verify": 16, "refuse": 29}
 
 
 def test_retail_tasks_come_from_recorded_gold_not_the_relabelled_ids(real_sets: dict[str, ProbeSet]) -> None:

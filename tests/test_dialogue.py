@@ -257,3 +257,118 @@ def test_real_cases_judged_on_their_own_exchange() -> None:
     for cid in ("airline_adaptive-agent_cascata_tau3tasks:25:35:0:31", "airline_adaptive-agent_cascata_tau3tasks:21:27:0:21",
                 "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22"):
         assert cases[cid].label == "not_confirmed" and not judge_case(NEUTRAL, cases[cid], None), cid
+
+
+# --------------------------------------------------------------------------- calibration phenomena (compiled/2)
+
+
+def test_a_json_agent_message_is_read_whole() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:33:16:0:14: the request for a yes sits in a field of its own
+    text = ('{"message": "I found order #W6239298.", "confirmation_prompt": "Please reply \'yes\' to return the Bookshelf '
+            '(4900661478) from #W6239298 and refund to credit_card_2112420."}')
+    chat = Chat().call("get_order_details", {"order_id": "#W6239298"}, '{"order_id": "#W6239298", "status": "delivered"}')
+    chat.agent(text).user("Yes please, return the Bookshelf.")
+    args = {"order_id": "#W6239298", "item_ids": ["4900661478"], "payment_method_id": "credit_card_2112420"}
+    assert chat.confirmed("retail", "return_delivered_order_items", args)
+
+
+def test_a_condition_on_another_write_of_the_summary_does_not_bind_this_one() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:21:18:0:13: the condition is about a price difference; the address change has none
+    chat = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    chat.agent("For #W1111111 I will 1) change the shipping address to 12 Oak Street, 10001 and 2) swap the watch to black. "
+               "Shall I proceed with both?")
+    chat.user("Yes, please proceed with both. If the price difference is more than my gift card balance, please pause and let me know.")
+    address = {"order_id": "#W1111111", "address1": "12 Oak Street", "zip": "10001"}
+    assert chat.confirmed("retail", "modify_pending_order_address", address)
+    refusal = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    refusal.agent("For #W1111111 I will change the shipping address to 12 Oak Street, 10001. Shall I proceed?")
+    assert not refusal.user("Yes. If the delivery date changes, please pause and let me know.").confirmed(
+        "retail", "modify_pending_order_address", address)
+
+
+def test_refusing_one_target_of_a_batch_changes_the_batch() -> None:
+    # airline_adaptive-agent_opus46_tau3tasks:37:26:0:22: dropping SE9KEL from three cancellations needs a new statement
+    chat = Chat()
+    for rid in ("FDZ0T5", "HSR97W", "SE9KEL"):
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    chat.agent("Shall I cancel FDZ0T5, HSR97W and SE9KEL?")
+    chat.user("Hmm, wait, SE9KEL has other passengers. Let's just go ahead with cancelling FDZ0T5 and HSR97W.")
+    assert not chat.confirmed("airline", "cancel_reservation", {"reservation_id": "FDZ0T5"})
+    # a question about the others does not touch the ones agreed (airline_ironshell_opus46_run1:39:18:0:16)
+    chat.agent("Would you like me to go ahead and cancel FDZ0T5 and HSR97W?")
+    chat.user("Oui, please go ahead and cancel both FDZ0T5 and HSR97W. For the others, I still want to release my seats. Is that possible?")
+    assert chat.confirmed("airline", "cancel_reservation", {"reservation_id": "FDZ0T5"})
+
+
+def test_the_option_the_agent_singles_out_of_a_list_is_stated() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:15:20:0:18
+    args = {"reservation_id": "ABC123", "cabin": "economy", "flights": [{"flight_number": "HAT110", "date": "2024-05-24"},
+                                                                    {"flight_number": "HAT172", "date": "2024-05-24"}]}
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    chat.agent("Options for ABC123:\n1. HAT110 + HAT172: $207\n2. HAT164 + HAT206: $290\n\n"
+               "The cheapest option is HAT110 + HAT172 for $207. Would you like to proceed with this change?")
+    assert chat.user("Yes, I confirm.").confirmed("airline", "update_reservation_flights", args)
+    menu = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    menu.agent("Options for ABC123:\n1. HAT110 + HAT172: $207\n2. HAT164 + HAT206: $290\n\nWould you like to proceed with the change?")
+    assert not menu.user("Yes.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_a_questionnaire_is_not_yet_a_statement_of_the_booking() -> None:
+    # airline_adaptive-agent_opus46_tau3tasks:22:19:0:15: the answers complete the booking; it must be stated back
+    assert not asks_go_ahead("Please confirm whether you'd like to keep the destination as PHL or switch to EWR.")
+    args = {"user_id": "raj_1", "cabin": "economy", "flights": [{"flight_number": "HAT169", "date": "2024-05-17"}],
+            "passengers": [{"first_name": "Raj", "last_name": "Brown"}]}
+    chat = Chat().agent("I found HAT169 in economy for Raj Brown at $171. Would you like to go with this flight? "
+                        "Would you like to add travel insurance? Which payment method would you like to use?")
+    assert not chat.user("Yes, HAT169. No insurance, and use my Visa.").confirmed("airline", "book_reservation", args)
+
+
+def test_a_renamed_passenger_is_conveyed_by_the_whole_new_name() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:39:10:0:6: "Mei" and another passenger's "Garcia" do not state "Mei Garcia"
+    res = ('{"reservation_id": "3RK2T9", "passengers": [{"first_name": "Anya", "last_name": "Garcia"}, '
+           '{"first_name": "Mei", "last_name": "Lee"}]}')
+    args = {"reservation_id": "3RK2T9", "passengers": [{"first_name": "Anya", "last_name": "Garcia"}, {"first_name": "Mei", "last_name": "Garcia"}]}
+    chat = Chat().call("get_reservation_details", {"reservation_id": "3RK2T9"}, res)
+    chat.agent("Reservation 3RK2T9 has Anya Garcia and Mei Lee. Which name should change? Please confirm that you want to proceed.")
+    assert not chat.user("Change Mei Lee to Mei Garcia. Please proceed.").confirmed("airline", "update_reservation_passengers", args)
+    chat.agent("I will change passenger Mei Lee to Mei Garcia on 3RK2T9. Shall I proceed?")
+    assert chat.user("Yes.").confirmed("airline", "update_reservation_passengers", args)
+
+
+def test_a_yes_to_all_of_a_listed_set_covers_each_target() -> None:
+    # airline_claude-opus-4-6_user-gpt-4.1:49:47:1:41: "Confirm yes to proceed with all 5 downgrades"
+    chat = Chat()
+    ids = ("AAA111", "BBB222", "CCC333")
+    for rid in ids:
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    chat.agent("Downgrading to economy: AAA111 saves $100, BBB222 saves $200, CCC333 saves $300.")
+    chat.user("Great.")
+    chat.agent('To proceed, I need you to confirm:\n1. Keep the bags on AAA111 as they are?\n2. Confirm "yes" to proceed with all 3 downgrades to economy.')
+    chat.user("Yes, go ahead and downgrade all 3 to economy.")
+    args = {"reservation_id": "BBB222", "cabin": "economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20"},
+                                                                    {"flight_number": "HAT002", "date": "2024-05-25"}]}
+    assert chat.confirmed("airline", "update_reservation_flights", args)
+    two = Chat()
+    for rid in ids:
+        two.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
+    two.agent("Downgrading to economy: AAA111 saves $100, BBB222 saves $200, CCC333 saves $300.").user("Great.")
+    two.agent('To proceed, I need you to confirm:\n1. Keep the bags on AAA111 as they are?\n2. Confirm "yes" to proceed with all 5 downgrades to economy.')
+    assert not two.user("Yes, downgrade all 5.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_a_statement_paying_this_write_another_way_does_not_state_it() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:46:44:0:42: the plan splits NM1VX1 over a gift card and a Visa
+    profile = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+               '"gift_card_5094406": {"source": "gift_card", "id": "gift_card_5094406"}, '
+               '"credit_card_4196779": {"source": "credit_card", "id": "credit_card_4196779", "brand": "visa", "last_four": "7238"}}}')
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, profile)
+    for rid in ("NM1VX1", "KC18K6"):
+        chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "economy"))
+    chat.agent("Upgrading both to business on the same flights:\n- NM1VX1 ($484): gift_card_5094406 ($274) + Visa ($210)\n"
+               "- KC18K6 ($740): Visa ($740)\nWould you like to proceed? Please confirm with a yes.")
+    chat.user("Yes, go ahead.")
+    flights = [{"flight_number": "HAT001", "date": "2024-05-20"}, {"flight_number": "HAT002", "date": "2024-05-25"}]
+    assert not chat.confirmed("airline", "update_reservation_flights",
+                              {"reservation_id": "NM1VX1", "cabin": "business", "flights": flights, "payment_id": "gift_card_5094406"})
+    assert chat.confirmed("airline", "update_reservation_flights",
+                          {"reservation_id": "KC18K6", "cabin": "business", "flights": flights, "payment_id": "credit_card_4196779"})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.faults.fit import UNATTRIBUTED, _attribute, fit
+from tauguard.faults.fit import UNATTRIBUTED, _attribute, _projected, fit
 from tauguard.faults.profiles import load_profile
 
 REAL = Path("/work/shared/trajectories/airline_claude-opus-4-6_user-gpt-4.1.json.gz")
@@ -34,6 +34,32 @@ def test_first_deviation_rules():
     assert _attribute("airline", [], [("cancel_reservation", {"reservation_id": "R"})], WRITES, True)[0] == "forbidden_write"
 
 
+def test_a_passenger_value_an_earlier_read_returned_is_a_stale_value():
+    book = [_Action("book_reservation", user_id="u", passengers=[{"first_name": "A", "last_name": "B", "dob": "1985-04-04"}])]
+    stale = ("book_reservation", {"user_id": "u", "passengers": [{"first_name": "A", "last_name": "B", "dob": "1981-05-26"}]})
+    read = ("get_user_details", {"user_id": "u"})
+    writes = {"book_reservation"}
+    assert _attribute("airline", book, [read, stale], writes, False, seen=['{"dob": "1981-05-26"}', '{"dob": "1981-05-26"}'])[0] == "airline.stale_value"
+    # a value no read returned is made up, not stale
+    assert _attribute("airline", book, [read, stale], writes, False, seen=["", '{"dob": "1990-01-01"}'])[0] == UNATTRIBUTED
+
+
+def test_writes_match_gold_in_any_order_and_rejected_calls_changed_nothing():
+    gold = [_Action("cancel_reservation", reservation_id="R"), _Action("cancel_reservation", reservation_id="S")]
+    reads = [("get_reservation_details", {"reservation_id": "R"}), ("get_reservation_details", {"reservation_id": "S"})]
+    swapped = [*reads, ("cancel_reservation", {"reservation_id": "S"}), ("cancel_reservation", {"reservation_id": "R"})]
+    assert _attribute("airline", gold, swapped, WRITES, False)[:2] == (UNATTRIBUTED, None)  # same end state: no write deviates
+    # the second cancellation was rejected by the tool: it never happened
+    assert _attribute("airline", gold, swapped, WRITES, False, rejected={3})[:2] == ("premature_stop", 0)
+
+
+def test_fields_the_tool_ignores_are_no_deviation():
+    gold = {"flights": [{"flight_number": "F1", "date": "d"}], "cabin": "economy"}
+    real = {"flights": [{"flight_number": "F1", "date": "d", "origin": "JFK", "price": 9}], "cabin": "economy"}
+    assert _projected(real, gold) == gold
+    assert _projected({**real, "cabin": "business"}, gold) != gold
+
+
 @pytest.mark.skipif(not REAL.exists(), reason="needs ../shared/trajectories")
 def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path, capsys, monkeypatch):
     from tauguard.cli.main import main
@@ -57,7 +83,38 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
     for fid, rate in profile.rates.items():
         n, opp = profile.fit["counts"][fid], profile.fit["opportunities"][fid]
         assert rate == pytest.approx(n / opp, abs=1e-4) and fid in profile.sources
+    assert profile.draw == "first_deviation"  # first deviations compete for a write
+    # a gold write the policy forbids, not made: a compliant refusal, not a fault
+    from tauguard.gold_conflicts import conflict_at
+
+    refusals = [a for a in result.attributions if a.fault_id == "conflict_refusal"]
+    assert refusals and all(conflict_at("airline", a.task_id, a.write_index) for a in refusals)
+    assert profile.conflict_refusal == pytest.approx(len(refusals) / result.opportunities["conflict_refusal"], abs=1e-4)
+    # Opportunities are the writes at risk: every gold write of a passed simulation, a failed
+    # one's up to its first deviation (premature_stop can fire at any of them).
+    from tauguard import tau2compat as t2
+    from tauguard.store import load_run
+
+    gold = {t.id: sum(t2.is_agent_write("airline", a) for a in t.evaluation_criteria.actions or []) for t in t2.load_tasks("airline", "base")}
+    first = {a.task_id: a.write_index for a in result.attributions}
+    at_risk = sum(
+        gold[r.task_id] if first.get(r.task_id) is None else min(first[r.task_id] + 1, gold[r.task_id])
+        for r in load_run(tmp_path / "real").records if r.task_id in gold
+    )
+    assert result.opportunities["premature_stop"] == at_risk < sum(gold[r.task_id] for r in load_run(tmp_path / "real").records if r.task_id in gold)
     code, _, err = cli("faults", "fit", str(tmp_path / "real"), "-o", str(out))
     assert code == 2 and "already exists" in err  # nothing overwritten
     code, _, err = cli("faults", "fit", str(tmp_path), "-o", str(tmp_path / "x.toml"))
     assert code == 2 and "not a run directory" in err
+
+
+def test_opportunities_are_the_writes_where_the_sim_can_make_the_fault(tau2):
+    from tauguard import tau2compat as t2
+    from tauguard.faults.opportunity import write_opportunities
+
+    tasks = {t.id: t for t in t2.load_tasks("airline", "base")}
+    assert write_opportunities("airline", tasks["0"]) == []  # no gold write
+    booking = write_opportunities("airline", tasks["35"])[0]
+    assert {"airline.stale_value", "airline.not_cheapest", "premature_transfer"} <= booking
+    # task 8 pays with a travel certificate: no dearer flight can be paid, so no wrong-choice fault
+    assert "airline.not_cheapest" not in write_opportunities("airline", tasks["8"])[0]

@@ -28,6 +28,7 @@ README = ROOT / "README.md"
 SKIPPED = {
     "git clone <repository-url> tauguard": "installs the project; the test runs inside an installed checkout",
     "export OPENAI_API_KEY=...": "needs a real provider and its key",
+    "# your own tau2 results file and your model; its key in the environment, e.g. OPENAI_API_KEY": "needs the user's archive, a real provider and its key",
     "tauguard run --agent-llm openai/my-model --user-llm openai/my-model --no-key \\": "needs a local OpenAI-compatible server on port 8000",
     "pip install 'tauguard[ray]'      # ray>=2.40": "installs the cluster extras",
     "# Ray: on HEAD, then on every other machine": "needs a Ray or Dask cluster of several machines",

@@ -37,7 +37,7 @@ def _record(domain: str, task_id: str, fault_id: str, strategy: str = "react"):
 
 
 def test_every_new_entry_names_its_source():
-    for fid in ("premature_transfer", "bundle_confirmation", "airline.not_cheapest", "airline.claim_unchecked", "telecom.claim_unchecked"):
+    for fid in ("premature_transfer", "bundle_confirmation", "airline.not_cheapest", "airline.stale_value", "airline.claim_unchecked", "telecom.claim_unchecked"):
         assert "shared/trajectories" in faults_by_id()[fid].source, fid
 
 
@@ -85,3 +85,67 @@ def test_a_wrong_choice_books_a_dearer_flight_of_the_same_route_and_day():
     old, new = db.flights[g["flight_number"]], db.flights[f["flight_number"]]
     assert (old.origin, old.destination, g["date"]) == (new.origin, new.destination, f["date"])
     assert new.dates[f["date"]].prices[cabin] > old.dates[g["date"]].prices[cabin]
+
+
+def test_a_stale_value_books_the_profile_date_of_birth_not_the_stated_one():
+    from tauguard import tau2compat as t2
+
+    record = _record("airline", "35", "airline.stale_value")
+    fault = next(f for f in record.faults if f.fault_id == "airline.stale_value")
+    assert fault.applied and not record.success  # tau2 accepts the booking; the end state is wrong
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "35")
+    profile_dob = t2.task_environment("airline", task).tools.db.users["aarav_ahmed_6699"].dob
+    booked = fault.detail["faulty_call"]["arguments"]["passengers"]
+    assert [p["dob"] for p in booked] == [profile_dob] != ["1985-04-04"]  # the user stated 1985-04-04
+
+
+def test_a_wrong_choice_booking_takes_a_dearer_flight_and_pays_it_in_full():
+    from tauguard import tau2compat as t2
+    from tauguard.conversation import ToolCallView
+    from tauguard.faults.generators import FaultContext, generate
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "25")
+    gold = next(a for a in task.evaluation_criteria.actions if a.name == "book_reservation")
+    env = t2.task_environment("airline", task)
+    call = generate("airline.not_cheapest", FaultContext("airline", task, ToolCallView(id="g", name=gold.name, arguments=dict(gold.arguments)), env, 0))
+    assert call is not None
+    paid = sum(p["amount"] for p in call.arguments["payment_methods"])
+    assert paid > sum(p["amount"] for p in gold.arguments["payment_methods"])
+    result = env.get_response(t2.ToolCall(id="x", name=call.name, arguments=call.arguments, requestor="assistant"))
+    assert not result.error, result.content
+
+
+def test_first_deviation_draw_takes_each_competing_fault_with_its_own_rate():
+    from tauguard import tau2compat as t2
+    from tauguard.sim.clean_plan import sim_plan
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "2")  # one gold write
+    plan = sim_plan("airline", task)
+    rates = {"premature_stop": 0.5, "premature_transfer": 0.5}
+    share = {}
+    for draw in ("independent", "first_deviation"):
+        profile = FaultProfile(name="x", uptake=1.0, block_transfer=0.0, rates=rates, draw=draw)
+        drawn = [draw_trial_faults(profile, "airline", "2", trial, 1, plan) for trial in range(400)]
+        assert all(len(f) <= 1 for f in drawn)  # one fault per write either way
+        share[draw] = sum(f[0].fault_id == "premature_transfer" for f in drawn if f) / 400
+    # independent: the later fault only gets the writes the earlier one left (about 0.25)
+    assert 0.18 < share["independent"] < 0.32 and 0.42 < share["first_deviation"] < 0.58
+
+
+def test_a_policy_following_agent_refuses_a_gold_conflict_write_and_transfers():
+    from tauguard import tau2compat as t2
+    from tauguard.faults.draw import CONFLICT_REFUSAL
+    from tauguard.sim.clean_plan import sim_plan
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "9")  # write 0 cancels a flown reservation
+    gold = sim_plan("airline", task)
+    refusing = FaultProfile(name="r", uptake=1.0, block_transfer=0.0, conflict_refusal=1.0)
+    faults = draw_trial_faults(refusing, "airline", "9", 0, 1, gold)
+    assert [(f.fault_id, f.write_index) for f in faults] == [(CONFLICT_REFUSAL, 0)]
+    plan = apply_plan_faults("airline", "9", gold, faults)
+    assert not any(s.is_write for s in plan) and plan[-1].infos == [texts.TRANSFER_NOTICE]
+    # a rate of 0 draws nothing extra: the other faults of a profile are unchanged
+    base = FaultProfile(name="b", uptake=1.0, block_transfer=0.0, rates={"premature_stop": 0.5})
+    with_field = base.model_copy(update={"conflict_refusal": 0.0})
+    for trial in range(20):
+        assert draw_trial_faults(base, "airline", "9", trial, 1, gold) == draw_trial_faults(with_field, "airline", "9", trial, 1, gold)

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.datafiles import load_jsonl
+from tauguard.domains import DomainName
 from tauguard.dialogue.cases import CallRef, Source, read_simulations
 
 DATA_DIR = Path(__file__).parent / "real_writes"
@@ -31,7 +32,7 @@ class LabelledWrite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+:\d+:\d+:\d+$")  # file-stem:sim:message:call
-    domain: Literal["airline", "retail", "telecom"]
+    domain: DomainName  # one of the domain folders (tauguard.domains.DOMAINS)
     source: Source
     write: CallRef
     reward: float | None = None  # the simulation's recorded reward (1.0 = passed)

@@ -9,8 +9,7 @@ from typing import Any, Optional
 import typer
 
 from tauguard.cli.common import OutputFormat, fail
-
-DOMAINS = ("airline", "retail", "telecom")
+from tauguard.domains import DOMAINS  # the one list: the domain folders
 
 
 def target_rows(domain: str | None, attack_set: str) -> list[dict[str, Any]]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+import urllib.parse
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -21,6 +22,9 @@ from tauguard.cli.common import (
     task_ids_option,
 )
 
+if TYPE_CHECKING:
+    from tauguard.trajectories.audit import GuardModel
+
 
 def audit(
     run_dir: Path = typer.Argument(..., help="A run directory (e.g. made by `tauguard import`)."),
@@ -34,7 +38,19 @@ def audit(
              "the default figures always count a VERIFY the agent does not follow as a hold.",
     ),
     writes: bool = typer.Option(False, "--writes", help="List every held write (task, trial, step, rule id, reason)."),
-    guard_llm: Optional[str] = typer.Option(None, "--guard-llm", help="A litellm model for LLM-backed guards. \\[default: none]"),
+    guard_llm: Optional[str] = typer.Option(
+        None, "--guard-llm", help="A litellm model for the guards' LLM backends (key from the environment). \\[default: none]"
+    ),
+    api_base: Optional[str] = typer.Option(
+        None, "--api-base", help="The --guard-llm model's server (an OpenAI-compatible URL). \\[default: the provider's]"
+    ),
+    no_key: bool = typer.Option(False, "--no-key", help="The --api-base server needs no API key: none is looked up, a placeholder is sent."),
+    rate_limit: Optional[list[str]] = typer.Option(
+        None, "--rate-limit", help="MODEL=RPM[,TPM]: requests (and tokens) per minute for the --guard-llm model (repeatable). \\[default: no limit]"
+    ),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="Directory of stored completions: a repeated guard request is answered from it at $0. \\[default: no cache]"
+    ),
     task_ids: Optional[list[str]] = task_ids_option(),
     task: Optional[list[str]] = old_task_option(),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the full report as JSON here. \\[default: none]"),
@@ -54,6 +70,10 @@ def audit(
     reported per strategy: hold rate on gold-matching writes in passed simulations
     (false-block proxy), on off-gold writes in failed ones (catch proxy), rescue potential,
     holds per rule, guard cost, and replay mismatches (counted, never hidden).
+
+    With --guard-llm the guards' LLM backends decide (one model call per write or user turn,
+    through the rate limits, retries and cost accounting of a run); their calls, tokens and
+    cost are reported in total and per write.
     """
     from tauguard.registry import UnknownStrategyError, get_strategy_class
     from tauguard.store import RunLoadError, load_run
@@ -61,6 +81,7 @@ def audit(
     if output is not None:
         check_output_file(output, "-o/--output")
     options = parse_strategy_options(strategy_option)
+    guard = _guard_model(guard_llm, api_base, no_key, rate_limit or [], cache)
     task = merge_task_ids(task_ids, task)
     for name in strategy:
         try:
@@ -104,7 +125,7 @@ def audit(
             chosen = load_labels(labels)
         except ValueError as exc:
             fail(f"--labels: {exc}")
-    report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard_llm, task_ids=task,
+    report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard, task_ids=task,
                        progress=ticker, workers=workers, labels=chosen)
     if output is not None:
         from tauguard.output_file import write_output
@@ -114,3 +135,45 @@ def audit(
         typer.echo(report.model_dump_json(indent=2))
     else:
         typer.echo(render_audit(report, fmt.value, writes=writes))
+
+
+def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate_limit: list[str], cache: str | None) -> "GuardModel | None":
+    """The guard model of the audit and its provider discipline, checked as ``run`` checks them
+    (provider, credentials, rate limits, cache folder: one ``error:`` line, exit 2, before any replay)."""
+    if guard_llm is None:
+        given = [flag for flag, value in (("--api-base", api_base), ("--no-key", no_key or None),
+                                          ("--rate-limit", rate_limit or None), ("--cache", cache)) if value is not None]
+        if given:
+            fail(f"{given[0]} applies to the --guard-llm model; give --guard-llm MODEL")
+        return None
+    args: dict[str, str] = {}
+    if api_base is not None:
+        parsed = urllib.parse.urlsplit(api_base)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            fail(f"--api-base {api_base!r}: not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+        if parsed.username or parsed.password:
+            fail("--api-base holds credentials (user:password@): API keys come only from the environment")
+        args["api_base"] = api_base
+    elif no_key:
+        fail("--no-key applies to an --api-base server; give --api-base URL")
+    from tauguard.config import ConfigError, resolve_config
+    from tauguard.execution.checks import PlanError, check_cache_dir, check_models
+    from tauguard.execution.provider import RateLimit
+    from tauguard.trajectories.audit import GuardModel
+
+    limits: dict[str, list[float]] = {}
+    for text in rate_limit:
+        try:
+            model, limit = RateLimit.parse(text)
+        except ValueError as exc:
+            fail(str(exc))
+        limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
+    try:
+        # the run's own resolution: packaged guard defaults (temperature 0), the same validation
+        config = resolve_config(None, {"agent_llm": "sim", "user_llm": "sim", "guard_llm": guard_llm, "no_key": no_key,
+                                       "llm_args": {"guard": args}, "rate_limits": limits, "cache": cache})
+        check_models(config)
+        check_cache_dir(config.cache)
+    except (ConfigError, PlanError) as exc:
+        fail(str(exc).replace("or run offline with --agent-llm sim --user-llm sim", "or audit with the compiled backends (no --guard-llm)"))
+    return GuardModel(guard_llm, config.role_args("guard"), no_key, config.cache, dict(config.rate_limits))

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
+from tauguard.gc_pause import gc_paused_command
 
 
 class CheckFormat(str, Enum):
@@ -37,6 +38,7 @@ class SubsetChoice(str, Enum):
     mutation = "mutation"
 
 
+@gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
 def check(
     run: Path = typer.Argument(..., help="The run to gate (the candidate)."),
     baseline: Path | None = typer.Option(None, "--baseline", help="Baseline run to compare against. \\[default: none: floors only]"),

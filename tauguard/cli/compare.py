@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from tauguard.cli.common import fail, note_live_runs, ranged
+from tauguard.gc_pause import gc_paused_command
 
 
 class CompareFormat(str, Enum):
@@ -27,6 +28,7 @@ class SubsetChoice(str, Enum):
     mutation = "mutation"
 
 
+@gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
 def compare(
     runs: list[Path] = typer.Argument(..., help="Run directories; the first is the baseline."),
     fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", help="table, json, markdown or csv"),

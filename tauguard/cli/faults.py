@@ -116,7 +116,8 @@ def fit_command(
     load_profile(str(out))  # the written file is a valid profile
     rows = [
         {"fault": f, "class": next((a.fault_class for a in result.attributions if a.fault_id == f), ""), "count": n,
-         "opportunities": result.opportunities.get(f, ""), "rate": "" if f == UNATTRIBUTED else f"{result.rates.get(f, 0.0):.4f}"}
+         "opportunities": result.opportunities.get(f, ""), "rate": "" if f == UNATTRIBUTED else f"{result.rates.get(f, 0.0):.4f}",
+         "sim cannot make": result.not_reproducible.get(f, "")}
         for f, n in sorted(result.counts.items(), key=lambda kv: -kv[1])
     ]
     if fmt == OutputFormat.json:

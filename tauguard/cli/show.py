@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tauguard.cli.common import OutputFormat, fail, note_live_runs, terminal_safe
+from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
     from tauguard.summary import RunSummary
@@ -157,6 +158,7 @@ def print_summary(run_dir: Path, fmt: str) -> None:
         typer.echo(terminal_safe(render(summary, fmt, ci_line(run))))
 
 
+@gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
 def show(
     run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.datafiles import load_jsonl
+from tauguard.domains import DomainName
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -81,7 +82,7 @@ class ConfirmationCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+:\d+:\d+:\d+:\d+$")  # file-stem:sim:write-msg:call:statement-msg
-    domain: Literal["airline", "retail", "telecom"]
+    domain: DomainName  # one of the domain folders (tauguard.domains.DOMAINS)
     source: Source
     write: CallRef
     statement: TurnRef

@@ -26,18 +26,18 @@ This module imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import re
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from tauguard.conversation import Conversation, ToolCallView
-from tauguard.dialogue.polarity import Polarity, _fold, polarity, sentences
+from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, facts_of, names_action, states
+from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_value, names_action, states
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 1  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 2  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -103,7 +103,7 @@ _ASKS_IMPERATIVE = re.compile(
     r"\b(please confirm|(?:reply|respond|answer) (?:with )?(?:a )?['\"]?(?:yes|confirm)|say ['\"]?yes|type ['\"]?yes|let me know if you(?:'d| would)? (?:like|want) me to|"
     r"let me know (?:if|once|when) (?:you(?:'re| are) (?:ready|happy|ok)|that works|this works|you confirm)|"
     r"(?:once|if|when) you confirm|with your (?:confirmation|approval|go-ahead|ok)|your confirmation|"
-    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes|['\"]yes['\"]? (?:to|and i(?:'ll| will)) (?:confirm|proceed|go ahead))\b",
+    r"just (?:say|confirm|let me know)|^\W*confirm (?:with )?['\"]?yes)\b|(?:^|\W)['\"]yes['\"]?\s*(?:to|and i(?:'ll| will)) \w+",
     re.IGNORECASE,
 )
 # The user changing what is to be done, after agreeing.
@@ -144,7 +144,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
                 continue  # "Keep 3 bags or reduce to 2?" asks for a choice
             asks = bool(_ASKS.search(sentence) or _SHORT_ASK.match(sentence)) or (call is not None and rule is not None and names_action(sentence, call, rule))
         else:
-            asks = bool(_ASKS_IMPERATIVE.search(sentence))
+            # "please confirm whether you'd like to keep PHL or switch to EWR" asks for a choice
+            asks = bool(_ASKS_IMPERATIVE.search(sentence)) and not (_WHETHER.search(sentence) and _CHOICE.search(sentence))
         if not asks:
             continue
         if _names_any(sentence, own):
@@ -186,7 +187,8 @@ _WH = re.compile(
 )
 # A bare "OK?" / "Right?" after a statement of the action.
 _SHORT_ASK = re.compile(r"^\W*(ok(?:ay)?|alright|all right|right|correct|agreed|good|sound good|yes or no)\W*\?$", re.IGNORECASE)
-_CHOICE = re.compile(r"\w\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+_CHOICE = re.compile(r"\w[)\],]*\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+_WHETHER = re.compile(r"\b(?:if|whether)\b", re.IGNORECASE)
 _STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
 _PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
 _FACT = re.compile(r"\b(?:can|could|would) you (?:please )?confirm\b|\bis (?:this|that) the (?:correct|right)\b", re.IGNORECASE)
@@ -199,9 +201,82 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)", re.IGNORECASE)
 _LIST_QUESTION = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|option \d+)\s*.*\?\s*$", re.IGNORECASE | re.MULTILINE)
 
 
+def _questionnaire(text: str, about: About) -> bool:
+    """Whether an agent message asks the user for two or more details of the action
+    ("1. Will the passenger be just yourself? 2. Would you like travel insurance? ..."); a
+    question about another target or action ("what is your reason for cancelling IFOYYZ?") is
+    not one."""
+    asked = 0
+    for sentence in sentences(text):
+        if not sentence.endswith("?") or _STRONG.search(sentence) or _FACT.search(sentence):
+            continue
+        if about(sentence, None) in ("sibling", "other"):
+            continue
+        if _WH.search(re.split(r"[:;\u2014]", sentence)[-1]) or _DETAIL.search(sentence):
+            asked += 1
+    return asked >= 2
+
+
+# A question asking for one more detail of the action (bags, insurance, passengers, payment).
+_DETAIL = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:also,?\s*)?(?:would you like to (?:add|purchase|buy|include)|do you (?:need|want) (?:any|to add)|any \w+ (?:needed|bags)|will (?:the|all|any) passengers?)\b",
+                     re.IGNORECASE)
+
+
 def _menu(text: str) -> bool:
     """Whether an agent message offers alternatives as a list of questions ("1. Upgrade both? 2. Stay?")."""
     return len(_LIST_QUESTION.findall(text.replace("**", ""))) >= 2
+
+
+# Talk of money: a condition about a price or a refund binds only a write that pays or refunds.
+_MONEY = re.compile(r"\b(price|cost|charg\w*|pay|paid|payment|refund\w*|balance|difference|fees?)\b|\$\s?\d", re.IGNORECASE)
+# A contrastive reference to the targets not being acted on ("for the others", "the rest").
+_CONTRAST = re.compile(r"\b(?:the|for the|as for the) (?:others?|rest)\b|\bthe other (?:ones?|reservations?|orders?|items?|flights?|bookings?)\b",
+                       re.IGNORECASE)
+_PAYS = ("payment_id", "payment_method_id", "payment_methods", "amount")
+
+
+def _values(value: object) -> list[str]:
+    """The string values of a call's arguments that identify what it acts on (ids, names, addresses)."""
+    if isinstance(value, str):
+        return [value] if len(value.strip().lstrip("#")) >= 4 else []
+    if isinstance(value, dict):
+        return [v for child in value.values() for v in _values(child)]
+    if isinstance(value, list):
+        return [v for child in value for v in _values(child)]
+    return []
+
+
+# An entity id as agents write them (a reservation "SE9KEL", an order "#W2702727"), not a flight number.
+_ID_SHAPE = re.compile(r"#W\d{7}\b|\b(?![A-Z]{3}\d{3}\b)(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{6}\b")
+
+
+def sentence_about(domain: str, call: ToolCallView, rule: Confirmation, facts: Facts, statement: str = "") -> About:
+    """What a reply's sentence is about relative to ``call``: ``this`` write (it names the write's
+    target, values or action), ``other`` (another action, or money when the write moves none),
+    ``sibling`` (another target: another id tool results or the ``statement`` showed, "the
+    others"), or ``unknown``."""
+    own, other = _action_words(domain, call, rule)
+    values = _values({k: v for k, v in call.arguments.items() if k not in _PAYS})
+    payment = [str(call.arguments[k]) for k in ("payment_id", "payment_method_id") if isinstance(call.arguments.get(k), str)]
+    targets = {_id(v) for v in _values(call.arguments)}
+    pays = any(k in call.arguments for k in _PAYS)
+    known = facts.ids | {_id(m) for m in _ID_SHAPE.findall(statement)}
+
+    def about(sentence: str, previous: str | None) -> Literal["this", "sibling", "other", "unknown"]:
+        # ids first: a sentence naming this target is about it, one naming only another is not
+        if any(mentions_value(sentence, v, facts.methods) for v in values + payment):
+            return "this"
+        if any(i not in targets for i in _mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
+            return "sibling"
+        if _names_any(sentence, own):
+            return "this"
+        if _names_any(sentence, other):
+            return "other"
+        if not pays and _MONEY.search(sentence):
+            return "other"
+        return "unknown"
+
+    return about
 
 
 def _pairs(turns: list[Turn]) -> list[tuple[int, int]]:
@@ -266,22 +341,25 @@ class CompiledJudge:
     def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
                   view: DialogueView, facts: Facts) -> bool:
         statement, reply = turns[i], turns[j]
-        if polarity(reply.text) != "yes":
+        about = sentence_about(domain, call, rule, facts, statement.text)
+        if polarity(reply.text, about) != "yes":
             return False
         if not asks_go_ahead(statement.text, call, rule, domain):
             return False
-        episode = self._episode(turns, i)
+        if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
+            return False  # the answers complete the action: it was not yet stated as it is made
+        episode = self._episode(turns, i, about)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
         if not names_action("\n".join([*earlier, statement.text]), call, rule):
             return False
-        if not states(statement.text, call, rule, view, context, facts, earlier=earlier):
+        if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
             return False
-        return self._in_force(domain, turns, j, call, rule, view)
+        return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
-    def _episode(turns: list[Turn], i: int) -> list[Turn]:
+    def _episode(turns: list[Turn], i: int, about: About | None = None) -> list[Turn]:
         """The statement and the agent's turns before it since the user last changed the request.
 
         Walking back over earlier pairs: a user turn that agrees, or answers a detail question
@@ -293,7 +371,7 @@ class CompiledJudge:
         while k >= 0 and len(episode) < 4:
             turn = turns[k]
             if turn.role == "user":
-                if polarity(turn.text) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
+                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
                     break
             else:
                 episode.insert(0, turn)
@@ -301,7 +379,8 @@ class CompiledJudge:
         return episode
 
     @staticmethod
-    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView) -> bool:
+    def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView,
+                  about: About | None = None) -> bool:
         reply_at = turns[j].position
         for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
@@ -311,7 +390,7 @@ class CompiledJudge:
                         and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule):
                     return False
                 continue
-            if polarity(later.text) in ("no", "conditional"):
+            if polarity(later.text, about) in ("no", "conditional"):
                 return False
             if _CHANGE.search(_fold(later.text)):
                 return False  # the user changed the request since (a re-confirmation is a pair of its own)

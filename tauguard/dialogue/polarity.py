@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Literal
 
 Polarity = Literal["yes", "no", "conditional", "question", "none"]
@@ -49,7 +50,7 @@ _NO = re.compile(
     r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
     r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
     r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:(?:want|like|wish) to (?:proceed|go ahead|continue|do (?:it|that|this))|think so|agree|confirm|accept|proceed)|"
-    r"i(?:'d| would) rather not|i(?:'ve| have| just)? ?changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
+    r"i(?:'d| would) rather not(?=\s*(?:$|[.,!;]|proceed|go ahead|do\b|cancel|change|book|modify|continue|make|return|exchange))|i(?:'ve| have| just)? ?changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
     r"non\b|nein\b|no,)",
     re.IGNORECASE,
 )
@@ -62,7 +63,7 @@ _WITHDRAW = re.compile(
 # The user defers the yes to a later message ("Send me the full summary and I'll approve").
 _DEFER = re.compile(
     r"\bi(?:'ll| will) (?:then )?(?:approve|confirm|give you the (?:green light|go-?ahead)|reply (?:with )?['\"]?yes|say ['\"]?yes)\b|"
-    r"\bsend (?:me )?(?:the|a) (?:full |final |updated )?(?:exchange |return |order )?summary\b|\bfor my (?:review|approval)\b",
+    r"\bsend (?:me )?(?:the|a) (?:full |final |updated )?(?:exchange |return |order )?summary\b|\bfor my (?:review|approval|confirmation)\b",
     re.IGNORECASE,
 )
 # Idioms that contain a negation word but agree or are neutral.
@@ -79,6 +80,7 @@ _CONDITIONAL = re.compile(
     r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel|submit)|"
     r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
     r"with (?:one|a|two|some|a few) (?:small |minor |quick )?(?:corrections?|changes?|exceptions?|adjustments?|modifications?)|"
+    r"(?:as soon as|once|after) you(?:'ve| have)? (?:confirm|verify|check|make sure|double-check)\w*|"
     r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
 )
@@ -94,7 +96,7 @@ _CONTINGENCY = re.compile(r"\b(pause|stop|hold off|hold on|wait|don'?t|do not|in
 _ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
 # A question back about the terms of the action: agreeing depends on its answer.
 _TERMS = re.compile(
-    r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b|"
+    r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:\w+ )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b|"
     r"\bis (?:that|this|it) (?:possible|doable|allowed|ok(?:ay)?)\b|\bconfirm (?:that'?s|that is|it'?s) possible\b|\b(?:does|would|will) that work\b",
     re.IGNORECASE,
 )
@@ -125,21 +127,71 @@ def is_short_answer(text: str) -> bool:
     return bool(_ANSWER.match(_fold(text)))
 
 
-def polarity(text: str) -> Polarity:
+#: What a sentence of a reply is about, relative to the write being judged.
+About = Callable[[str, str | None], Literal["this", "sibling", "other", "unknown"]]
+
+# A header that announces what follows ("Yes — with one correction:", "A couple of checks
+# before you finalize:"): the items after it say what is agreed, changed or asked.
+_HEADER = re.compile(r":\s*$")
+_STRONG_CONDITION = re.compile(r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|unless)\b", re.IGNORECASE)
+# An anaphoric question ("Is that possible?") is about what the sentence before it says.
+_ANAPHORIC = re.compile(r"^\W*(?:is|would|will|does|can) (?:that|this|it) (?:be )?(?:possible|doable|allowed|work|ok(?:ay)?)\b", re.IGNORECASE)
+
+
+def polarity(text: str, about: About | None = None) -> Polarity:
     """The polarity of a user reply (see the module docstring).
 
     ``no`` wins over ``yes`` when a sentence refuses or withdraws the action; ``conditional``
     when a sentence attaches a condition; ``question`` when the reply asks something and
     never agrees; ``none`` when it neither agrees nor refuses (it answers something else).
+
+    With ``about`` (a sentence, the sentence before it -> ``this`` / ``sibling`` (the same action
+    on another target) / ``other`` (another action) / ``unknown``, relative to one write), the
+    reply is read for that write only: a sentence about another action or target ("For the
+    others, ... is that possible?", "Desk lamp: please do not
+    modify") does not condition this one (though refusing one target of a batch put to the user
+    changes the batch), and a header that announces a
+    correction or checks ("I'd like to adjust the plan before you proceed:") leaves the verdict to
+    its items.
     """
     folded = _fold(text)
     if _DEFER.search(folded):
         return "conditional"
     said = sentences(_NOT_NEGATIONS.sub(" ", folded))
+    if about is not None:
+        kept: list[str] = []
+        previous: str | None = None
+        for sentence in said:
+            subject = about(sentence, previous)
+            if subject == "unknown" and previous is not None and _ANAPHORIC.search(sentence):
+                subject = about(previous, None)
+            previous = sentence
+            if subject == "other" and not _agrees(sentence):
+                continue  # a refusal, condition or question about another action
+            if subject == "sibling" and not (_NO.search(sentence) or _WITHDRAW.search(sentence)) and not _agrees(sentence):
+                continue  # a condition or question about another target; refusing one still changes what was put
+            if _HEADER.search(sentence) and _CONDITIONAL.search(sentence) and not _STRONG_CONDITION.search(sentence):
+                continue  # "... before you proceed:": its items say what is changed or asked
+            kept.append(sentence)
+        said = kept
+    return _verdict(said)
+
+
+def _agrees(sentence: str) -> bool:
+    """Whether a sentence agrees and neither refuses nor attaches a condition."""
+    if _is_question(sentence) or _NO.search(sentence) or _WITHDRAW.search(sentence) or _CONDITIONAL.search(sentence):
+        return False
+    return bool(_YES.search(sentence) or _REQUEST.search(sentence)) and not _OPENING_IF.search(sentence)
+
+
+def _verdict(said: list[str]) -> Polarity:
+    """The polarity of a reply's sentences (already folded, idioms removed)."""
     yes = no = conditional = question = False
     for sentence in said:
         if _is_question(sentence):
             question = True
+            if _CONDITIONAL.search(sentence) and _TERMS.search(sentence):
+                conditional = True  # "Before you finalize, will there be any change fees?"
             continue
         if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
             no = True

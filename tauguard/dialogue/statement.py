@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.conversation import ToolCallView
@@ -113,6 +113,8 @@ class Facts:
     items: dict[str, dict[str, Any]]  # item id -> {"name": ..., "options": {...}}
     methods: list[str]  # payment method ids seen
     ids: frozenset[str]  # reservation and order ids seen in results (upper case, no '#')
+    # payment method id -> what the user knows it by: source, brand, last four digits, amount
+    method_info: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def facts_of(view: DialogueView) -> Facts:
@@ -120,6 +122,7 @@ def facts_of(view: DialogueView) -> Facts:
     records: dict[str, dict[str, Any]] = {}
     items: dict[str, dict[str, Any]] = {}
     methods: set[str] = set()
+    info: dict[str, dict[str, Any]] = {}
     ids: set[str] = set()
     for result in view.results:
         if result.error:
@@ -142,8 +145,10 @@ def facts_of(view: DialogueView) -> Facts:
             pm = record.get("payment_methods")
             if isinstance(pm, dict):
                 methods.update(str(k) for k in pm)
+                info.update({str(k): v for k, v in pm.items() if isinstance(v, dict)})
             elif isinstance(pm, list):
                 methods.update(str(p.get("id")) for p in pm if isinstance(p, dict) and p.get("id"))
+                info.update({str(p["id"]): p for p in pm if isinstance(p, dict) and p.get("id")})
         if isinstance(result.data, dict) and isinstance(result.data.get("variants"), dict):
             name = result.data.get("name")
             for item_id, variant in result.data["variants"].items():
@@ -153,7 +158,7 @@ def facts_of(view: DialogueView) -> Facts:
         for key in ("reservation_id", "order_id"):
             if isinstance(call.arguments.get(key), str):
                 ids.add(_id(call.arguments[key]))
-    return Facts(records, items, sorted(methods), frozenset(ids))
+    return Facts(records, items, sorted(methods), frozenset(ids), info)
 
 
 def _id(value: str) -> str:
@@ -182,6 +187,28 @@ def _refers_to(target: str, statement: str, context: list[str], known: frozenset
         return False  # it names ids, and not this one (by-value matching failed)
     said = [i for text in context for i in _mentioned_ids(text, known)]
     return bool(said) and said[-1] == _id(target)
+
+
+# A reference to a set of targets listed before: "all 5 downgrades", "both reservations", "each order".
+_QUANTIFIED = re.compile(r"\b(?:all(?: of)?(?: the| these| those| your)?(?: (\d+|two|three|four|five|six|seven|eight|nine|ten))?|both|each(?: of)?|every one of)\b"
+                         r"(?=\s+(?:\w+\s+){0,3}?(?:reservations?|orders?|bookings?|downgrades?|upgrades?|changes?|cancellations?|of them|them)\b|\s*(?:$|[.,!?]))")
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def _in_listed_set(target: str, texts: list[str], context: list[str], known: frozenset[str]) -> bool:
+    """Whether one of ``texts`` refers to a set of targets ("all 5 reservations", "both") that the
+    agent listed in the conversation before, the target among them (as many as the number says)."""
+    for text in texts:
+        match = _QUANTIFIED.search(norm(text))
+        if match is None:
+            continue
+        word = match.group(1)
+        count = 2 if match.group(0).startswith("both") else (int(word) if word and word.isdigit() else _NUMBERS.get(word or "", 0))
+        for listing in reversed(context):
+            ids = set(_mentioned_ids(listing, known))
+            if _id(target) in ids:
+                return len(ids) >= max(count, 2)
+    return False
 
 
 def _item_described(text: str, item: dict[str, Any]) -> bool:
@@ -232,6 +259,80 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     return False
 
 
+_FLIGHT = re.compile(r"\b[A-Za-z]{3}\d{3}\b")
+# A line of a list or a table: an option among others, not the one the agent singles out.
+_LISTED = re.compile(r"^\s*(?:[-*\u2022|]|\d+[.)]|[A-Za-z][.)]\s|option \w+\s*[:\u2014-])", re.IGNORECASE)
+
+
+def _singled_out(statement: str, reply: str | None, call: ToolCallView) -> bool:
+    """Whether, among the options a statement lists, the call's flights are the ones put to the user.
+
+    Either the agent singles them out in a sentence outside its list or table ("The cheapest
+    option is HAT110 + HAT172"), or the user's reply chooses them by value from the options
+    listed ("Yes, the Philadelphia option (HAT110 + HAT172)"), naming no other flight.
+    """
+    flights = {str(v).upper() for v in values_at(call.arguments, ["flights", "*", "flight_number"])}
+    if not flights:
+        return False
+    for line in statement.replace("**", "").splitlines():
+        if _LISTED.match(line):
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            named = {m.upper() for m in _FLIGHT.findall(sentence)}
+            if flights <= named and not named - flights:
+                return True
+    if reply:
+        named = {m.upper() for m in _FLIGHT.findall(reply)}
+        return flights <= named and not named - flights
+    return False
+
+
+def payment_ids(call: ToolCallView) -> list[str]:
+    """The payment method ids a write charges or refunds (``payment_id``, ``payment_method_id``, ``payment_methods``)."""
+    found = [str(call.arguments[k]) for k in ("payment_id", "payment_method_id") if isinstance(call.arguments.get(k), str)]
+    return found + [str(v) for v in values_at(call.arguments, ["payment_methods", "*", "payment_id"]) if isinstance(v, str)]
+
+
+# How users hear each kind of payment method (a bare "card" is a credit card, "gift card" is not).
+_KIND_WORDS = {"credit_card": r"(?<!gift )\bcard\b|credit|visa|mastercard|master card|amex|american express|discover",
+               "gift_card": r"gift ?card", "certificate": r"certificate|voucher", "paypal": r"paypal"}
+
+
+def _kinds(text: str) -> set[str]:
+    """The kinds of payment method a text names (credit card, gift card, certificate, PayPal)."""
+    text_n = norm(text).replace("_", " ")
+    return {kind for kind, words in _KIND_WORDS.items() if re.search(words, text_n)}
+
+
+def _kind(method: str, facts: Facts) -> str:
+    return str(facts.method_info.get(method, {}).get("source") or re.sub(r"_\d+$", "", method))
+
+
+def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, said: list[str]) -> bool:
+    """Whether the statement gives this write another kind of payment than the call's.
+
+    Compared by kind (a card, a gift card, a certificate, PayPal), which is what a user hears
+    even where "the gift card" or "Visa" leaves the exact method open. When the statement lists
+    several targets, its last line naming only this write's target and a payment says how it is
+    paid ("NM1VX1: gift_card_5094406 ($274) + Visa ($210)"); the call must pay with those kinds,
+    unless the agreeing reply names the call's. Otherwise every kind the call uses must have been
+    named (in the statement, the exchange before it, or the reply), if any kind was.
+    """
+    used = {_kind(m, facts) for m in payment_ids(call)}
+    if not used:
+        return False
+    target = call.arguments.get("reservation_id") or call.arguments.get("order_id")
+    lines = statement.splitlines()
+    listed = {i for line in lines for i in _mentioned_ids(line, facts.ids)}
+    if isinstance(target, str) and len(listed) >= 2:
+        own = [line for line in lines if mentions_value(line, target) and set(_mentioned_ids(line, facts.ids)) <= {_id(target)}
+               and _kinds(line)]
+        if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
+            return True
+    named = set().union(*(_kinds(t) for t in [statement, *said]))
+    return bool(named) and not used <= named
+
+
 def _renamed(call: ToolCallView, facts: Facts) -> bool:
     """Whether the call changes passengers of a reservation that was read (a name change)."""
     return str(call.arguments.get("reservation_id")) in facts.records
@@ -243,13 +344,21 @@ def _unchanged_passenger(passenger: dict[str, Any], call: ToolCallView, facts: F
     return (passenger.get("first_name"), passenger.get("last_name")) in current
 
 
+def _full_name(text: str, first: str, last: str) -> bool:
+    """Whether ``text`` names ``first`` then ``last`` close together (a name, or one record's fields)."""
+    pattern = r"\b" + re.escape(norm(first)) + r"\b.{0,30}?\b" + re.escape(norm(last)) + r"\b"
+    return re.search(pattern, norm(text)) is not None
+
+
 def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts, renamed: bool = False) -> bool:
     """A passenger is conveyed by their first name (a new name in full, when a reservation's
     passenger is renamed), or as the user ("you", "just me")."""
     # the first name identifies a passenger (a shared family name does not)
     name, last = passenger.get("first_name"), passenger.get("last_name")
     if isinstance(name, str) and name and mentions_value(statement, name):
-        if not renamed or (isinstance(last, str) and mentions_value(statement, last)):
+        # a new name is conveyed whole ("Mei Garcia", or a record's first and last name fields),
+        # not "Mei" here and "Garcia" of another passenger
+        if not renamed or (isinstance(last, str) and _full_name(statement, name, last)):
             return True
     first, last = passenger.get("first_name"), passenger.get("last_name")
     if not re.search(r"\b(you|yourself|your own|just me|myself)\b", norm(statement)):
@@ -262,19 +371,23 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
 
 
 def missing(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-            context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> list[str]:
+            context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
+            reply: str | None = None) -> list[str]:
     """The ``conveys`` paths whose values ``statement`` does not convey (empty: it states them all).
 
     ``context``: earlier texts of the conversation, in order, for references ("your reservation");
     ``earlier``: the agent's earlier turns of the same exchange (a summary before a payment
-    question), which convey details but not a target the statement itself does not name.
+    question), which convey details but not a target the statement itself does not name;
+    ``reply``: the user's answer, which may choose one of the options the statement lists.
     """
     facts = facts or facts_of(view)
     context = context or []
     before = "\n".join(earlier or [])
     lacking: list[str] = []
-    if _alternatives(statement, call, facts):
+    if _alternatives(statement, call, facts) and not _singled_out(statement, reply, call):
         return ["flights.*.flight_number"]
+    if _payment_contradicted(statement, call, facts, [*(earlier or []), *([reply] if reply else [])]):
+        return ["payment"]  # not a path the user must see, but the statement must not say another
     if any(p.startswith("passengers.") for p in rule.conveys):
         passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
         if not all(_unchanged_passenger(p, call, facts) or _passenger_conveyed(statement, p, facts, renamed=_renamed(call, facts))
@@ -293,6 +406,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
                 if _refers_to(text, statement, context, facts.ids):
                     continue
                 if not _mentioned_ids(statement, facts.ids) and mentions_value(before, text):
+                    continue
+                if _in_listed_set(text, [statement, *([reply] if reply else [])], [*(earlier or []), *context[:-1]] if reply else context, facts.ids):
                     continue
                 lacking.append(path)
                 break
@@ -315,6 +430,7 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
 
 
 def states(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
-           context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None) -> bool:
+           context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
+           reply: str | None = None) -> bool:
     """Whether ``statement`` (with ``earlier`` turns of the exchange) conveys what the contract lists for ``call``."""
-    return not missing(statement, call, rule, view, context, facts, earlier)
+    return not missing(statement, call, rule, view, context, facts, earlier, reply)

@@ -66,13 +66,32 @@ def _parse(content: str) -> Any:
 
 
 def agent_text(content: str) -> str:
-    """An agent message's words: some agents wrap them as JSON ``{"message": "..."}``."""
+    """An agent message's words: some agents answer in JSON (``{"message": "...", ...}``).
+
+    The ``message`` comes first, then every other string the object holds, one per line, in
+    order: agents put the summary, the options and the confirmation request ("Please reply
+    'yes' to return both items ...") in fields of their own, and all of it is said to the user.
+    """
     stripped = content.strip()
-    if stripped.startswith("{") and '"message"' in stripped:
-        data = _parse(stripped)
-        if isinstance(data, dict) and isinstance(data.get("message"), str):
-            return data["message"]
-    return content
+    if not stripped.startswith("{"):
+        return content
+    data = _parse(stripped)
+    if not isinstance(data, dict):
+        return content
+    lines = [data["message"]] if isinstance(data.get("message"), str) else []
+    lines += [line for key, value in data.items() if key != "message" for line in _said(value)]
+    return "\n".join(lines) if lines else content
+
+
+def _said(value: Any) -> list[str]:
+    """The strings of a parsed JSON value, depth first (numbers and flags kept as words)."""
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, dict):
+        return [line for child in value.values() for line in _said(child)]
+    if isinstance(value, list):
+        return [line for child in value for line in _said(child)]
+    return [] if value is None else [str(value)]
 
 
 def view_of(conversation: Conversation) -> DialogueView:

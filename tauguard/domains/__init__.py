@@ -14,13 +14,30 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from tauguard.datafiles import load_toml
 
 DIR = Path(__file__).parent
+# The domains tauguard knows: one folder each here with its policy pack and write contract.
+# The one list (config, tau2compat, the CLI and data schemas read it): a new domain is a new folder.
+DOMAINS: tuple[str, ...] = tuple(
+    sorted(p.parent.name for p in DIR.glob("*/writes.toml") if (p.parent / "policy.toml").is_file())
+)
+
+
+def known_domain(value: str) -> str:
+    """``value`` if it is one of :data:`DOMAINS`, else ValueError naming the allowed ones."""
+    if value not in DOMAINS:
+        raise ValueError(f"unknown domain '{value}'; allowed: {', '.join(DOMAINS)}")
+    return value
+
+
+# A domain field of a data schema: a string checked against the domain folders (not a Literal
+# that a new domain would have to be added to).
+DomainName = Annotated[str, AfterValidator(known_domain)]
 ClauseKind = Literal["identity", "state", "eligibility", "argument", "limit", "dialogue"]
 CLAUSE_ID = r"^[a-z]+\.[a-z0-9_]+$"
 
@@ -98,11 +115,24 @@ class TelecomConstants(_Clock):
     max_refuel_gb: float
 
 
+class PolicyConstants(BaseModel):
+    """The constants of a domain without a typed model: whatever its pack states, read as attributes."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+# Typed models of the domains whose constants code reads by name. Optional per domain: a pack
+# of another domain validates as PolicyConstants (adding a domain need not touch this module).
 CONSTANTS: dict[str, type[BaseModel]] = {
     "airline": AirlineConstants,
     "retail": RetailConstants,
     "telecom": TelecomConstants,
 }
+
+
+def constants_model(domain: str) -> type[BaseModel]:
+    """The model the constants of ``domain`` validate against."""
+    return CONSTANTS.get(domain, PolicyConstants)
 
 
 class PolicyPack(BaseModel):
@@ -167,14 +197,14 @@ def load(domain: str) -> PolicyPack:
     pack = load_toml(path, PolicyPack)
     if pack.domain != domain:
         raise ValueError(f"{path}: declares domain '{pack.domain}'")
-    CONSTANTS[domain].model_validate(pack.constants)
+    constants_model(domain).model_validate(pack.constants)
     return pack
 
 
 @cache
 def constants(domain: str) -> Any:
     """The typed constants of ``domain`` (see :data:`CONSTANTS`)."""
-    return CONSTANTS[domain].model_validate(load(domain).constants)
+    return constants_model(domain).model_validate(load(domain).constants)
 
 
 def airline() -> AirlineConstants:

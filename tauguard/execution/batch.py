@@ -95,8 +95,6 @@ def execute(
     job runs a task's pending trials, so the worker's per-task caches serve every trial.
     ``ray``/``dask`` run the same jobs on a cluster (at ``address``, or a local one).
     """
-    from joblib import Parallel, delayed
-
     from tauguard.execution import concurrency as cc
     from tauguard.execution.simulate import run_units
 
@@ -117,6 +115,10 @@ def execute(
     jobs = by_task(pending)
     if workers == 1:
         return (rec for job in jobs for rec in run_units(job))
+    # joblib (and the numpy it imports) only where its backends run the units: a forked or
+    # one-process sim run never imports it.
+    from joblib import Parallel, delayed
+
     for return_as in ("generator_unordered", "generator"):
         with _worker_setup(backend):
             try:

@@ -163,7 +163,10 @@ def check_backend(backend: str, address: str | None = None) -> None:
     """The backend exists (a joblib backend, or a cluster engine whose extra is installed);
     ``--address`` goes with a cluster engine only."""
     from tauguard.execution.engines import CLUSTER_BACKENDS, is_cluster, missing_extra
+    from tauguard.execution.forkpool import FORK, available
 
+    if backend == FORK and available() and address is None:
+        return  # tauguard's own backend: listing joblib's would import joblib for nothing
     allowed = sorted(set(known_backends()) | set(CLUSTER_BACKENDS))
     if backend not in allowed:
         raise PlanError(f"unknown --backend '{backend}'; allowed: {', '.join(allowed)}")

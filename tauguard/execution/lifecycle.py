@@ -83,7 +83,8 @@ class RunPlan:
         rates = {k: v for k, v in profile.get("rates", {}).items() if v}
         lines.append(
             f"faults:    {profile.get('name')} (uptake {profile.get('uptake')}, forbidden_write {profile.get('forbidden_write')}"
-            + (f", rates {rates}" if rates else "") + ")"
+            + (f", rates {rates}" if rates else "")
+            + (", one draw per write: first deviations" if profile.get("draw") == "first_deviation" else "") + ")"
         )
         if c.agent_llm == "sim":
             lines.append(f"feedback:  {describe_feedback(c.sim_feedback, profile.get('uptake'))}")

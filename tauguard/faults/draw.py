@@ -2,9 +2,11 @@
 
 The draw depends only on (seed, domain, task id, trial), the profile and the gold plan —
 never on the strategy — so every strategy run with the same seed meets the same faults.
-One random number is drawn per (gold write, candidate fault) whether or not an earlier
-fault already took that write, so the stream stays aligned across profiles that differ
-only in rates.
+By default (``draw = "independent"``) one random number is drawn per (gold write, candidate
+fault) whether or not an earlier fault already took that write, so the stream stays aligned
+across profiles that differ only in rates. A fitted profile (``draw = "first_deviation"``)
+draws one number per write and takes each candidate with exactly its rate (the rates are
+shares of first deviations, which compete for the write).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import random
 from tauguard.conversation import ToolCallView
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.model import FaultProfile, ScheduledFault
+from tauguard.gold_conflicts import conflict_at
 from tauguard.sim.plan import Step, observing_reads
 from tauguard.sim.texts import TRANSFER_NOTICE
 
 TRANSFER_TOOL = "transfer_to_human_agents"
+CONFLICT_REFUSAL = "conflict_refusal"  # a policy-following refusal of a gold-conflict write (not a fault)
 
 
 def skipped_reads(plan: list[Step], write_pos: int, skip_tools: list[str] | None = None) -> list[int]:
@@ -50,16 +54,31 @@ def draw_trial_faults(
     rng = trial_rng(seed, domain, task_id, trial)
     catalog = sorted(load_catalog(), key=lambda f: f.id)
     scheduled: list[ScheduledFault] = []
+    exclusive = profile.draw == "first_deviation"
     for step in plan:
         if not step.is_write or step.call is None or step.write_index is None:
             continue
         taken = False
+        # first_deviation: one number per write; the candidates share [0, 1) in catalog order.
+        u_write, below = (rng.random(), 0.0) if exclusive else (0.0, 0.0)
+        if profile.conflict_refusal > 0 and conflict_at(domain, task_id, step.write_index) is not None:
+            # A compliant refusal of a gold write the policy forbids (drawn first; no draw at all
+            # when the rate is 0, so other profiles' streams are unchanged).
+            u = u_write if exclusive else rng.random()
+            below = profile.conflict_refusal if exclusive else 0.0
+            if u < profile.conflict_refusal:
+                scheduled.append(ScheduledFault(
+                    fault_id=CONFLICT_REFUSAL, fault_class="W", kind="premature_transfer", tool=step.call.name,
+                    write_index=step.write_index, label="refuse",
+                    clause=conflict_at(domain, task_id, step.write_index).clause,  # type: ignore[union-attr]
+                ))
+                taken = True
         for spec in catalog:
             rate = profile.rates.get(spec.id, 0.0)
             if rate <= 0 or not spec.applies_to(domain, step.call.name):
                 continue
-            u = rng.random()
-            if taken or u >= rate:
+            u = 0.0 if exclusive else rng.random()
+            if not exclusive and (taken or u >= rate):
                 continue
             if spec.kind == "skip_read" and not skipped_reads(plan, plan.index(step), spec.skip_tools):
                 continue  # nothing to skip: not a fault opportunity in this task
@@ -67,6 +86,10 @@ def draw_trial_faults(
                 s.kind == "confirm" and s.write_index is not None for s in plan[: plan.index(step) - 1]
             ):
                 continue  # no earlier confirmation to fold this write into
+            if exclusive:
+                below += rate
+                if taken or u_write >= below:
+                    continue
             scheduled.append(
                 ScheduledFault(
                     fault_id=spec.id,

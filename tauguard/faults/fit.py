@@ -3,22 +3,31 @@
 Fitting reads the gold of the *imported real* runs (allowed: it is how a deviation is found);
 the sim's reaction to guards never does (tauguard.sim.reaction).
 
-Attribution of a failed simulation, walking the task's gold agent WRITEs in order against the
-real agent's WRITE calls in order (the first difference decides):
+Attribution of a failed simulation, walking the task's gold agent WRITEs in order and matching
+each to a real WRITE call that took effect (not rejected by the tool), in any order — tau2
+scores the end state; fields the tool ignores are dropped before comparing. The first gold
+write without an exact match decides:
 
-- a gold write the agent never made: ``premature_transfer`` when it called
-  transfer_to_human_agents, else ``premature_stop``;
+- a gold write the agent never made (and no other write instead): ``premature_transfer`` when
+  it called transfer_to_human_agents, else ``premature_stop``;
 - the same tool with other arguments: the wrong-argument fault that changes those arguments
-  (:data:`WRONG_ARGUMENTS`), else unattributed;
+  (:data:`WRONG_ARGUMENTS`); other flights on the same routes and days ``airline.not_cheapest``
+  (another route ``airline.change_route``); other passenger values, each of which an earlier
+  tool result of the conversation returned, ``airline.stale_value``; else unattributed;
 - the same call, but no earlier read shares an identifier with it: ``skip_read``;
-- another tool, or an extra write after the gold ones: unattributed, except an extra write on a
-  policy-violation task (a forbidden write, rate ``forbidden_write``);
+- another write instead, or an extra write besides the gold ones: unattributed, except an extra
+  write on a policy-violation task (a forbidden write, rate ``forbidden_write``);
 - no difference at all (e.g. missing information the agent should have said): unattributed.
 
-A rate is the count over its opportunities: the gold writes of all imported simulations that
-the fault applies to (``forbidden_write``: the policy-violation tasks with a catalogued
-temptation). Dialogue faults (skip_confirmation, bundle_confirmation) are not attributed: a
-write sequence cannot show them, so they stay 0 and the profile says so.
+A rate is the count over its opportunities: the gold writes *at risk* (every gold write of a
+passed simulation; in a failed one, the writes up to and including its first deviation: after
+it nothing is observed) where the sim can make the fault (:mod:`tauguard.faults.opportunity`:
+a generator applies, a read can be dropped), plus the write where it was seen if the sim could
+not make it there (counted as not reproducible). ``forbidden_write``: the policy-violation
+tasks with a catalogued temptation. The first deviations at one write compete, so the profile
+says ``draw = "first_deviation"`` (one draw per write, each fault with exactly its rate).
+Dialogue faults (skip_confirmation, bundle_confirmation) are not attributed: a write sequence
+cannot show them, so they stay 0 and the profile says so.
 """
 
 from __future__ import annotations
@@ -31,8 +40,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
+from tauguard.faults.draw import CONFLICT_REFUSAL
+from tauguard.gold_conflicts import conflict_at
 
 UNATTRIBUTED = "unattributed"
+NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
 PV = "forbidden_write"
 TRANSFER_TOOL = "transfer_to_human_agents"
 # (domain, write tool) -> [(argument names that differ, fault id)], first match wins.
@@ -60,6 +72,8 @@ class Attribution(BaseModel):
     fault_class: str
     write_index: int | None = None
     why: str
+    # False when the sim cannot make this fault at that write (its generator does not apply there).
+    reproducible: bool = True
 
 
 class FitResult(BaseModel):
@@ -72,6 +86,8 @@ class FitResult(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     opportunities: dict[str, int] = Field(default_factory=dict)
     attributions: list[Attribution] = Field(default_factory=list)
+    # fault id -> attributions at a write where the sim cannot make that fault
+    not_reproducible: dict[str, int] = Field(default_factory=dict)
 
     @property
     def rates(self) -> dict[str, float]:
@@ -99,6 +115,42 @@ def _calls(simulation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _seen(simulation: dict[str, Any]) -> list[str]:
+    """For each call of :func:`_calls`, the text of every tool result before it."""
+    out: list[str] = []
+    results: list[str] = []
+    for message in simulation.get("messages") or []:
+        if message.get("role") == "tool":
+            results.append(str(message.get("content") or ""))
+        elif message.get("role") == "assistant":
+            out.extend("\n".join(results) for _ in message.get("tool_calls") or [])
+    return out
+
+
+def _stale(args: dict[str, Any], gold: dict[str, Any], seen: str) -> bool:
+    """Other passengers than gold, each differing value of which an earlier tool result returned."""
+    mine, theirs = args.get("passengers"), gold.get("passengers")
+    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
+        return False
+    changed = [(a, b) for a, b in zip(mine, theirs) if a != b]
+    if not changed or not all(isinstance(a, dict) and isinstance(b, dict) for a, b in changed):
+        return False
+    values = [str(a.get(k)) for a, b in changed for k in ("first_name", "last_name", "dob") if a.get(k) != b.get(k)]
+    return bool(values) and all(json.dumps(v) in seen or v in seen for v in values)
+
+
+def _projected(args: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
+    """The real arguments with list entries cut to the gold entries' keys: an agent that adds
+    fields the tool ignores (a flight's origin, a seat preference) has not deviated."""
+    out = dict(args)
+    for key, want in gold.items():
+        have = out.get(key)
+        if isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
+            if all(isinstance(w, dict) and isinstance(h, dict) and set(w) <= set(h) for w, h in zip(want, have)):
+                out[key] = [{k: h[k] for k in w} for w, h in zip(want, have)]
+    return out
+
+
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
@@ -118,39 +170,96 @@ def _flight_fault(db: Any, mine: Any, theirs: Any) -> str | None:
     return "airline.not_cheapest" if all(a == b for a, b in legs) else "airline.change_route"
 
 
+def _rejected(simulation: dict[str, Any]) -> set[int]:
+    """Indices (into :func:`_calls`) of the calls whose tool result is an error: they changed nothing."""
+    failed = {m.get("id") for m in simulation.get("messages") or [] if m.get("role") == "tool" and m.get("error") in (True, "True", "true")}
+    index, out = 0, set()
+    for message in simulation.get("messages") or []:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            if call.get("id") in failed:
+                out.add(index)
+            index += 1
+    return out
+
+
+def _same_target(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and v and a.get(k) == v for k, v in b.items() if k.endswith("_id"))
+
+
+def _argument_fault(domain: str, name: str, args: dict[str, Any], gold: dict[str, Any], db: Any, seen: str | None) -> tuple[str, str]:
+    """The catalogued fault that turns the gold arguments into ``args`` (or unattributed), and why."""
+    differ = frozenset(a for a in set(args) | set(gold) if _canonical(args.get(a)) != _canonical(gold.get(a)))
+    for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
+        if differ <= keys:
+            return fid, f"{name} differs from gold in {', '.join(sorted(differ))}"
+    payment = "payment_methods" if name == "book_reservation" else "payment_id"
+    if db is not None and name in ("update_reservation_flights", "book_reservation") and "flights" in differ and differ <= {"flights", payment}:
+        chosen = _flight_fault(db, args.get("flights"), gold.get("flights"))
+        if chosen is not None:
+            return chosen, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
+    if db is not None and name == "cancel_reservation" and differ == {"reservation_id"}:
+        mine, theirs = db.reservations.get(args.get("reservation_id")), db.reservations.get(gold.get("reservation_id"))
+        if mine is not None and theirs is not None:
+            from tauguard.faults.domain.airline import _cancel_basis
+
+            if mine.user_id != theirs.user_id:
+                return "airline.other_user_reservation", f"{name}: another user's reservation"
+            if not _cancel_basis(db, mine):
+                return "airline.cancel_ineligible", f"{name}: another reservation of the user, without a cancellation ground"
+    if domain == "airline" and differ == {"passengers"} and seen is not None and _stale(args, gold, seen):
+        return "airline.stale_value", f"{name}: passenger values from an earlier read, not the gold ones"
+    return UNATTRIBUTED, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
+
+
 def _attribute(
-    domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None
+    domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
+    seen: list[str] | None = None, rejected: set[int] | None = None,
 ) -> tuple[str, int | None, str]:
     from tauguard.conversation import ToolCallView
     from tauguard.sim.plan import targets
 
-    real = [(i, n, a) for i, (n, a) in enumerate(calls) if n in writes]
+    # The writes that took effect (a rejected call changed nothing), matched to the gold writes
+    # as a set: tau2 scores the end state, so the order of independent writes is no deviation.
+    real = [(i, n, a) for i, (n, a) in enumerate(calls) if n in writes and i not in (rejected or set())]
+    def matches(j: int, h: Any) -> bool:
+        return real[j][1] == h.name and _canonical(_projected(real[j][2], dict(h.arguments))) == _canonical(dict(h.arguments))
+
+    used: set[int] = set()
     for k, g in enumerate(gold):
-        if k >= len(real):
+        want = dict(g.arguments)
+        exact = next((j for j in range(len(real)) if j not in used and matches(j, g)), None)
+        if exact is None:
+            # a write matching no gold write: the same tool with other arguments (on the same
+            # target when one exists), else another write instead
+            # (a stray write on the target of a later unmatched gold write belongs to that one)
+            later = [dict(h.arguments) | {"": h.name} for h in gold[k + 1 :]]
+            stray = [j for j in range(len(real)) if j not in used and not any(matches(j, h) for h in gold)
+                     and (real[j][1] == g.name or not any(h[""] == real[j][1] and _same_target(real[j][2], h) for h in later))]
+            same = [j for j in stray if real[j][1] == g.name]
+            other = next((j for j in same if _same_target(real[j][2], want)), same[0] if same else None)
+            if other is not None:
+                pos, name, args = real[other]
+                fid, why = _argument_fault(domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None)
+                return fid, k, why
+            extra = stray[0] if stray else None
+            if extra is not None:
+                return UNATTRIBUTED, k, f"gold write {k} ({g.name}) never made; the agent made {real[extra][1]} instead"
             if any(n == TRANSFER_TOOL for n, _ in calls):
                 return "premature_transfer", k, f"gold write {k} ({g.name}) never made; the agent transferred to a human"
             return "premature_stop", k, f"gold write {k} ({g.name}) never made"
-        pos, name, args = real[k]
-        if name != g.name:
-            return UNATTRIBUTED, k, f"write {k} is {name}, gold {g.name}"
-        if _canonical(args) != _canonical(dict(g.arguments)):
-            differ = frozenset(a for a in set(args) | set(g.arguments) if _canonical(args.get(a)) != _canonical(g.arguments.get(a)))
-            for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
-                if differ <= keys:
-                    return fid, k, f"{name} differs from gold in {', '.join(sorted(differ))}"
-            if db is not None and name == "update_reservation_flights" and "flights" in differ and differ <= {"flights", "payment_id"}:
-                chosen = _flight_fault(db, args.get("flights"), g.arguments.get("flights"))
-                if chosen is not None:
-                    return chosen, k, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
-            return UNATTRIBUTED, k, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
+        used.add(exact)
+        pos, name, args = real[exact]
         wanted = targets(ToolCallView(id="", name=name, arguments=args))
         earlier = [ToolCallView(id="", name=n, arguments=a) for n, a in calls[:pos] if n not in writes]
         if wanted and not any(targets(c) & wanted for c in earlier):
             return "skip_read", k, f"{name} without an earlier read of its target"
-    if len(real) > len(gold):
+    left = [r for j, r in enumerate(real) if j not in used]
+    if left:
         if pv_task:
-            return PV, None, f"a write ({real[len(gold)][1]}) on a policy-violation task"
-        return UNATTRIBUTED, len(gold), f"an extra write ({real[len(gold)][1]})"
+            return PV, None, f"a write ({left[0][1]}) on a policy-violation task"
+        return UNATTRIBUTED, len(gold), f"an extra write ({left[0][1]})"
     return UNATTRIBUTED, None, "the writes match the gold plan (e.g. information not communicated)"
 
 
@@ -158,6 +267,7 @@ def fit(run_dirs: list[Path]) -> FitResult:
     """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
     from tauguard import tau2compat as t2
     from tauguard.faults.catalog import faults_by_id, temptations
+    from tauguard.faults.opportunity import write_opportunities
     from tauguard.store import load_run
 
     runs = [load_run(d) for d in run_dirs]
@@ -176,6 +286,7 @@ def fit(run_dirs: list[Path]) -> FitResult:
     result = FitResult(domain=domain, runs=[r.manifest.run_id for r in runs], simulations=0, failures=0)
     opportunities: Counter[str] = Counter()
     counts: Counter[str] = Counter()
+    sites: dict[str, list[set[str]]] = {}  # task id -> the faults the sim can make at each gold write
     for run in runs:
         for record in run.records:
             task = tasks.get(record.task_id)
@@ -183,26 +294,40 @@ def fit(run_dirs: list[Path]) -> FitResult:
                 continue
             result.simulations += 1
             gold = [a for a in (task.evaluation_criteria.actions or []) if t2.is_agent_write(domain, a)]
-            for action in gold:
-                for fid, spec in catalog.items():
-                    if spec.applies_to(domain, action.name):
-                        opportunities[fid] += 1
+            if task.id not in sites:
+                sites[task.id] = write_opportunities(domain, task)
             pv_task = not gold
             if pv_task and record.task_id in tempting:
                 opportunities[PV] += 1
+            fid, index = "", None
+            if not record.success:
+                result.failures += 1
+                db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
+                fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db,
+                                             _seen(record.simulation), _rejected(record.simulation))
+            # The writes at risk: all of a passed simulation's; a failed one's up to its first deviation.
+            at_risk = len(gold) if index is None else min(index + 1, len(gold))
+            for k in range(at_risk):
+                opportunities.update(sites[task.id][k] if k < len(sites[task.id]) else set())
+                opportunities[CONFLICT_REFUSAL] += conflict_at(domain, task.id, k) is not None
             if record.success:
                 continue
-            result.failures += 1
-            db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
-            fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db)
-            fault_class = catalog[fid].fault_class if fid in catalog else ("PV" if fid == PV else "U")
+            if index is not None and NEVER_MADE in why and conflict_at(domain, task.id, index) is not None:
+                # The gold write contradicts the policy (tauguard/gold_conflicts.toml): not making
+                # it is what the policy asks, not a fault, though tau2 fails the task.
+                fid, why = CONFLICT_REFUSAL, f"{why}: a documented gold conflict (the policy forbids this write)"
+            reproducible = fid in (UNATTRIBUTED, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
+            if not reproducible:
+                opportunities[fid] += 1  # the real agent made it here; the sim cannot
+                result.not_reproducible[fid] = result.not_reproducible.get(fid, 0) + 1
+            fault_class = catalog[fid].fault_class if fid in catalog else {PV: "PV", CONFLICT_REFUSAL: "W"}.get(fid, "U")
             counts[fid] += 1
             result.attributions.append(
                 Attribution(run_id=run.manifest.run_id, task_id=record.task_id, trial=record.trial, fault_id=fid,
-                            fault_class=fault_class, write_index=index, why=why)
+                            fault_class=fault_class, write_index=index, why=why, reproducible=reproducible)
             )
     result.counts = dict(counts)
-    result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f == PV}
+    result.opportunities = {f: n for f, n in opportunities.items() if f in counts or f in (PV, CONFLICT_REFUSAL) and n}
     return result
 
 
@@ -212,19 +337,22 @@ def _toml_str(text: str) -> str:
 
 def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float) -> str:
     """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates and their counts."""
-    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED)}
+    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED, CONFLICT_REFUSAL)}
     description = f"Fitted to real {result.domain} agents ({', '.join(result.runs)}); a simulation parameter."
     lines = [
         f"# Fault profile fitted by `tauguard faults fit` to {len(result.runs)} imported real run(s) of {result.domain}:",
         f"# {', '.join(result.runs)}. {result.simulations} simulations, {result.failures} failed;",
         f"# {result.counts.get(UNATTRIBUTED, 0)} failures unattributed (no catalogued fault explains them).",
-        "# Rates: first deviations from the gold plan in failed simulations / applicable gold writes.",
+        "# Rates: first deviations from the gold plan in failed simulations / the gold writes at risk",
+        "# (up to a failed simulation's first deviation) where the sim can make the fault; one draw per write.",
         "# uptake and block_transfer are ASSUMPTIONS (no real run measures a reaction to a guard).",
         f"name = {_toml_str(name)}",
         f"description = {_toml_str(description)}",
         f"uptake = {uptake}",
         f"block_transfer = {block_transfer}",
         f"forbidden_write = {result.rates.get(PV, 0.0):.4f}",
+        f"conflict_refusal = {result.rates.get(CONFLICT_REFUSAL, 0.0):.4f}",
+        'draw = "first_deviation"',
         "",
         "[rates]",
         *[f"{_toml_str(f)} = {r:.4f}" for f, r in rates.items()],
@@ -233,6 +361,7 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"uptake = {_toml_str('Assumption passed to tauguard faults fit --uptake.')}",
         f"block_transfer = {_toml_str('Assumption passed to tauguard faults fit --block-transfer.')}",
         f"forbidden_write = {_toml_str(_count_text(result, PV))}",
+        f"conflict_refusal = {_toml_str(_count_text(result, CONFLICT_REFUSAL) + ' (documented gold-conflict writes not made: compliant, not a fault)')}",
         *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f))}" for f in rates],
         f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED))}",
         "",
@@ -246,6 +375,10 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         "",
         "[fit.opportunities]",
         *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.opportunities.items())],
+        "",
+        "# attributions at a write where the sim cannot make the fault (its generator does not apply)",
+        "[fit.not_reproducible]",
+        *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.not_reproducible.items())],
         "",
     ]
     return "\n".join(lines)

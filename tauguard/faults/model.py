@@ -224,8 +224,18 @@ class FaultProfile(BaseModel):
     block_transfer: float | None = Field(default=None, ge=0.0, le=1.0)
     # Per policy-violation task and trial: probability of attempting the tempting write.
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Per documented gold-conflict write (tauguard/gold_conflicts.toml: a gold write the policy
+    # forbids once the facts are read): probability that the sim agent, following the policy,
+    # does not make it and transfers to a human instead. Not a fault: compliant behaviour that
+    # tau2's reward scores as a failure. Recorded as `conflict_refusal` (class W, a hand-off).
+    conflict_refusal: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.
     rates: dict[str, float] = Field(default_factory=dict)
+    # How a write's faults are drawn (tauguard.faults.draw): "independent" = one draw per
+    # (write, fault), the first fault drawn takes the write (later ones are then less likely
+    # than their rate); "first_deviation" = one draw per write, each applicable fault taken
+    # with exactly its rate (a fitted profile's rates are shares of first deviations per write).
+    draw: Literal["independent", "first_deviation"] = "independent"
     # Attack tactic -> probability per attacked trial that the sim agent gives in (`run --attack`).
     attack_susceptibility: dict[str, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # where each rate comes from
@@ -249,7 +259,7 @@ class FaultProfile(BaseModel):
     @property
     def active(self) -> bool:
         """Whether any fault can fire."""
-        return self.forbidden_write > 0 or any(r > 0 for r in self.rates.values())
+        return self.forbidden_write > 0 or self.conflict_refusal > 0 or any(r > 0 for r in self.rates.values())
 
 
 class ScheduledFault(BaseModel):

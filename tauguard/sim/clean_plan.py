@@ -4,18 +4,21 @@ Before each agent WRITE the sim reads what the write targets and the write's pri
 the domain's write contract, ``tauguard/domains/<domain>/writes.toml``) unless it already read
 them since the last write, and it identifies the user once at the start.
 Identities come from the task's own database (the sim is a simulation and may look them
-up); reads never change the database, so tau2's rewards are unaffected.
+up), through the contract: ``[entities]`` give the read that shows a target's owner,
+``[identification]`` the read that identifies them; reads never change the database, so
+tau2's rewards are unaffected.
 """
 
 from __future__ import annotations
 
+import inspect
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from tauguard import tau2compat as t2
-from tauguard.domains.contract import contract, contract_domains
+from tauguard.domains.contract import DomainContract, contract, contract_domains
 from tauguard.conversation import ToolCallView
 from tauguard.guard import ReadRequest
 from tauguard.sim.oracle import reads_for
@@ -54,26 +57,64 @@ def load_lookups() -> dict[str, DomainLookups]:
     return out
 
 
-def _owner(domain: str, db: Any, call: ToolCallView) -> str | None:
-    """The user (airline, retail) or customer (telecom) a write acts for."""
+def identity_argument(c: DomainContract) -> str | None:
+    """The argument naming the user a write acts for, from the contract: the field the
+    owner-bearing ``[entities]`` name (airline, retail: ``user_id``), else the id argument of
+    the entity an identifying read observes (telecom: ``customer_id``)."""
+    owners = sorted({e.owner for e in c.entities.values() if e.owner})
+    if owners:
+        return owners[0]
+    reads = set(c.identification.reads)
+    return next((arg for arg, e in c.entities.items() if e.read in reads), None)
+
+
+def _read(tools: Any, name: str, **arguments: Any) -> Any:
+    """A read on the task's pristine toolkit (reads never change its database); None for an unknown id."""
+    try:
+        return tools.use_tool(name, **arguments)
+    except (ValueError, KeyError, TypeError):  # tau2's tools raise ValueError for an id they do not know
+        return None
+
+
+def _field(record: Any, name: str) -> Any:
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+def _owner(domain: str, tools: Any, call: ToolCallView) -> str | None:
+    """The user (airline, retail) or customer (telecom) a write acts for: the owner its target
+    entity's read shows (``[entities]`` with an ``owner``), else the write's own identity argument."""
+    c = contract(domain)
     args = call.arguments
-    if domain == "airline":
-        res = db.reservations.get(args.get("reservation_id", ""))
-        return res.user_id if res is not None else args.get("user_id")
-    if domain == "retail":
-        order = db.orders.get(args.get("order_id", ""))
-        return order.user_id if order is not None else args.get("user_id")
-    return args.get("customer_id")
+    for arg, entity in c.entities.items():
+        value = args.get(arg)
+        if entity.owner and isinstance(value, str) and value:
+            owner = _field(_read(tools, entity.read, **{entity.argument: value}), entity.owner)
+            if owner:
+                return str(owner)
+    identity = identity_argument(c)
+    return args.get(identity) if identity else None
 
 
-def _identify(domain: str, db: Any, owner: str) -> ToolCallView | None:
-    spec = load_lookups()[domain]
-    if domain == "retail":
-        user = db.users.get(owner)
-        return None if user is None else ToolCallView(id="", name=spec.identify, arguments={"email": user.email})
-    if domain == "airline":
-        return ToolCallView(id="", name=spec.identify, arguments={"user_id": owner})
-    return ToolCallView(id="", name=spec.identify, arguments={"customer_id": owner})
+def _identify(domain: str, tools: Any, owner: str) -> ToolCallView | None:
+    """The contract's first identifying read for ``owner``: each of its parameters is the
+    identity itself or the field of that name on the owner's record (retail: the email)."""
+    c = contract(domain)
+    tool = load_lookups()[domain].identify
+    identity = identity_argument(c)
+    arguments: dict[str, Any] = {}
+    record: Any = None
+    for param in inspect.signature(tools.tools[tool]).parameters:
+        if param == identity:
+            arguments[param] = owner
+            continue
+        entity = c.entities.get(identity) if identity else None
+        if record is None and entity is not None:
+            record = _read(tools, entity.read, **{entity.argument: owner})
+        value = _field(record, param) if record is not None else None
+        if value is None:
+            return None
+        arguments[param] = value
+    return ToolCallView(id="", name=tool, arguments=arguments)
 
 
 def confirmation_note(domain: str, db: Any, call: ToolCallView) -> str | None:
@@ -118,7 +159,8 @@ def _build(domain: str, task: t2.Task, pristine: t2.Environment | None) -> list[
     if not writes or domain not in load_lookups():
         return plan
     spec = load_lookups()[domain]
-    db = (pristine if pristine is not None else t2.task_environment(domain, task)).tools.db
+    tools = (pristine if pristine is not None else t2.task_environment(domain, task)).tools
+    db = tools.db
     out: list[Step] = []
     seen: set[tuple[str, tuple]] = set()  # reads done since the last write
     identified = False
@@ -128,9 +170,9 @@ def _build(domain: str, task: t2.Task, pristine: t2.Environment | None) -> list[
             seen.add(_key(step.call))
         if step.kind == "confirm" and step.call is not None and step.write_index is not None:
             reads: list[ToolCallView] = []
-            owner = _owner(domain, db, step.call)
+            owner = _owner(domain, tools, step.call)
             if not identified and owner:
-                ident = _identify(domain, db, owner)
+                ident = _identify(domain, tools, owner)
                 if ident is not None and not any(
                     s.kind == "call" and s.call is not None and s.call.name in spec.identified_by for s in plan[:pos]
                 ):

@@ -11,7 +11,8 @@ optionally with ``"usage": {"prompt_tokens": .., "completion_tokens": ..}``,
 ``"delay_s": 2.0`` (to provoke client timeouts), ``"status": 500``, ``"headers": {"Retry-After": "1"}``, ``"echo_auth": True``
 (the error message repeats the request's Authorization header, as some providers do) or ``"echo_headers": True`` (the
 content, or the error message, repeats every request header and the request's URL). The headers of every request are
-kept in ``request_headers``. ``responses`` is a
+kept in ``request_headers``. Every completion carries ``system_fingerprint`` =
+:data:`tauguard.llm_call.SCRIPTED_FINGERPRINT`, so a report can say its verdicts are plumbing. ``responses`` is a
 list consumed in order (the last item repeats) or a callable ``(request_json) -> item``.
 """
 
@@ -23,6 +24,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence
+
+from tauguard.llm_call import SCRIPTED_FINGERPRINT
 
 Item = dict[str, Any]
 Responder = Callable[[dict[str, Any]], Item]
@@ -50,6 +53,7 @@ def _completion(item: Item, model: str, counter: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
+        "system_fingerprint": SCRIPTED_FINGERPRINT,  # what its answers are: plumbing, never a model's
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage,
     }

@@ -15,6 +15,13 @@ failed simulations a catch proxy; a failed simulation whose first off-gold write
 one the guard could have rescued. A decision that is the guard failing (rule id
 ``guard.error*``: an exception, a malformed verifier answer) is no hold: it is counted apart
 (``guard_errors``) and left out of the hold rates' denominators.
+
+With ``guard_llm`` the LLM backends decide (the action-guard and workflow verifiers, the
+classifier's LLM gate, the LLM dialogue judge). Every call a strategy's hooks make is booked
+to it (:func:`tauguard.llm_call.metered`): the calls, tokens and cost of each write's
+decision, and the strategy's total including the workflow verifier's user-turn firings.
+Answers from the scripted loopback server are counted (``scripted_answers``): such verdicts
+are plumbing, not a measurement of any model.
 """
 
 from __future__ import annotations
@@ -22,17 +29,21 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
 from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
+from tauguard.llm_call import guard_usage, metered
 from tauguard.records import TrialRecord
+from tauguard.secrets import mask_userinfo
 from tauguard.registry import create_strategy
 from tauguard.replay import feed_session, fresh_environment, session_context
 from tauguard.store import Run
@@ -43,6 +54,7 @@ WriteClass = Literal["gold_passed", "gold_failed", "off_gold_failed", "off_gold_
 WRITE_CLASSES: tuple[WriteClass, ...] = ("gold_passed", "gold_failed", "off_gold_failed", "off_gold_passed")
 HOLDS = ("VERIFY", "REVISE", "BLOCK")
 OVER_BLOCKING = 0.05  # hold rate on gold-matching writes in passed simulations above which a guard over-blocks
+T = TypeVar("T")
 
 
 def write_class(gold_match: bool, passed: bool) -> WriteClass:
@@ -79,7 +91,7 @@ class AuditedWrite(BaseModel):
     rule_id: str | None = None
     reason: str = ""
     verdict_after_reads: str | None = None  # --follow-reads: after performing a VERIFY's reads
-    usage: GuardUsage = Field(default_factory=GuardUsage)
+    usage: GuardUsage = Field(default_factory=GuardUsage)  # the LLM calls made deciding on this write
 
     @property
     def guard_error(self) -> bool:
@@ -109,6 +121,23 @@ class ClassStats(BaseModel):
     hold_rate_after_reads: float | None = None
 
 
+class UsagePerWrite(BaseModel):
+    """A strategy's LLM usage divided by the writes it gated (user-turn calls included)."""
+
+    llm_calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    cost: float
+
+    @classmethod
+    def of(cls, usage: GuardUsage, writes: int) -> "UsagePerWrite | None":
+        """``usage`` / ``writes``; None for no writes."""
+        if not writes:
+            return None
+        return cls(llm_calls=usage.llm_calls / writes, prompt_tokens=usage.prompt_tokens / writes,
+                   completion_tokens=usage.completion_tokens / writes, cost=usage.cost / writes)
+
+
 class StrategyAudit(BaseModel):
     """One strategy's decisions on every recorded write."""
 
@@ -123,7 +152,8 @@ class StrategyAudit(BaseModel):
     rescue_potential: float | None = None
     over_blocking: bool = False  # false-block proxy above 5 %
     per_rule: dict[str, dict[str, int]] = Field(default_factory=dict)  # rule id -> write class -> holds
-    guard_usage: GuardUsage = Field(default_factory=GuardUsage)
+    guard_usage: GuardUsage = Field(default_factory=GuardUsage)  # every LLM call of the strategy's hooks
+    guard_usage_per_write: UsagePerWrite | None = None  # guard_usage / writes (None without writes)
     guard_errors: int = 0  # decisions that are the guard failing (rule id guard.error*)
     seconds: float = 0.0  # time spent in this strategy's hooks
     held_writes: list[AuditedWrite] = Field(default_factory=list)
@@ -160,13 +190,23 @@ class AuditReport(BaseModel):
     replay: ReplayStats
     strategies: list[StrategyAudit]
     seconds: float = 0.0
+    guard_llm: str | None = None  # the model the LLM backends asked (--guard-llm)
+    guard_api_base: str | None = None  # its server (--api-base), userinfo masked
+    scripted_answers: int = 0  # answers from the scripted loopback server: plumbing, not a model's
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def plumbing(self) -> bool:
+        """The guard verdicts came (partly) from the scripted loopback server."""
+        return self.scripted_answers > 0
 
 
 class _Gate:
     """One strategy's session on one replayed conversation, fed as the live wrapper feeds it."""
 
     def __init__(self, name: str, strategy: Any, context: Any, env: t2.Environment, domain: str,
-                 tool_types: dict[str, str], follow_reads: bool, on_write: Callable[[str, int, ToolCallView, GuardDecision, str | None], None]) -> None:
+                 tool_types: dict[str, str], follow_reads: bool,
+                 on_write: Callable[[str, int, ToolCallView, GuardDecision, str | None, GuardUsage], None]) -> None:
         self.name = name
         self.strategy = strategy
         self.context = context
@@ -178,6 +218,17 @@ class _Gate:
         self.follow_reads = follow_reads
         self.on_write = on_write
         self.seconds = 0.0
+        self.usage = GuardUsage()  # every LLM call of this strategy's hooks
+        self.scripted = 0
+
+    def _metered(self, hook: Callable[[], T]) -> tuple[T, GuardUsage]:
+        """Run one hook, booking the LLM calls it makes to this strategy; returns them too."""
+        with metered() as ledger:
+            out = hook()
+        used = guard_usage(ledger)
+        self.usage = self.usage + used
+        self.scripted += ledger.scripted
+        return out, used
 
     def on_event(self, event: ConversationEvent, conversation: Conversation) -> None:
         if event.requestor == "user":
@@ -185,11 +236,12 @@ class _Gate:
         self.seen.add(event)
         if self.session is None:
             return
+        session = self.session
         start = time.perf_counter()
         if event.kind == "tool_result":
-            self.session.after_tool(event, self.seen)
+            self._metered(lambda: session.after_tool(event, self.seen))
         elif event.kind == "user_message":
-            self.session.on_user_turn(event, self.seen)
+            self._metered(lambda: session.on_user_turn(event, self.seen))
         self.seconds += time.perf_counter() - start
 
     def before_agent_calls(self, step: int, calls: list[ToolCallView], conversation: Conversation) -> None:
@@ -197,12 +249,17 @@ class _Gate:
             if self.tool_types.get(call.name) != "WRITE":
                 continue
             start = time.perf_counter()
-            decision = self._decide(self.session, call, self.seen)
-            after = None
-            if self.follow_reads and decision.verdict == Verdict.VERIFY and decision.required_reads:
-                after = self._after_reads(call, decision)
+            (decision, after), used = self._metered(lambda call=call: self._decide_and_follow(call))
             self.seconds += time.perf_counter() - start
-            self.on_write(self.name, step, call, decision, after)
+            # a plug-in that calls its model around llm_call reports its own usage on the decision
+            self.on_write(self.name, step, call, decision, after, used if used.llm_calls else decision.usage)
+
+    def _decide_and_follow(self, call: ToolCallView) -> tuple[GuardDecision, str | None]:
+        decision = self._decide(self.session, call, self.seen)
+        after = None
+        if self.follow_reads and decision.verdict == Verdict.VERIFY and decision.required_reads:
+            after = self._after_reads(call, decision)
+        return decision, after
 
     @staticmethod
     def _decide(session: GuardSession | None, call: ToolCallView, seen: Conversation) -> GuardDecision:
@@ -236,23 +293,72 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
+@dataclass
+class _Part:
+    """What one process's share of the simulations gave."""
+
+    audited: dict[str, list[AuditedWrite]]
+    replay: ReplayStats = field(default_factory=ReplayStats)
+    seconds: Counter[str] = field(default_factory=Counter)
+    usage: dict[str, GuardUsage] = field(default_factory=dict)
+    scripted: int = 0
+
+
+@dataclass(frozen=True)
+class GuardModel:
+    """The model the LLM backends ask, and the provider discipline of its calls.
+
+    ``args``: litellm arguments (``api_base``, ``temperature``, ...); ``no_key``: its server
+    needs no key (a placeholder is sent); ``cache``: the ``--cache`` folder; ``rate_limits``:
+    model -> [RPM] or [RPM, TPM], split over ``share`` processes.
+    """
+
+    model: str
+    args: dict[str, Any] = field(default_factory=dict)
+    no_key: bool = False
+    cache: str | None = None
+    rate_limits: dict[str, list[float]] = field(default_factory=dict)
+    share: int = 1
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """This process's completions under this discipline inside the block (a loky worker
+        installs its own), and the process's own again after it."""
+        from tauguard.execution.provider import RateLimit, install, state
+
+        current = state()
+        saved = (dict(current.limits), current.cache, current.no_key)
+        limits = {m: RateLimit(v[0], v[1] if len(v) > 1 else None) for m, v in self.rate_limits.items()}
+        install(limits, share=max(1, self.share), cache=self.cache, no_key=self.no_key)
+        try:
+            yield
+        finally:
+            current.limits, current.cache, current.no_key = saved
+            current.buckets.clear()
+
+
+def _installed_audit(guard: GuardModel | None, *args: Any) -> _Part:
+    """:func:`_audit_records` (same arguments after ``guard``) under the guard model's provider discipline."""
+    with guard.installed() if guard is not None else nullcontext():
+        return _audit_records(*args)
+
+
 def _audit_records(
     records: list[TrialRecord],
     domain: str,
     strategies: list[str],
     options: dict[str, Any],
     follow_reads: bool,
-    guard_llm: str | None,
+    guard: GuardModel | None,
     progress: Callable[[int, int], None] | None = None,
     definitions: dict[str, Any] | None = None,
-) -> tuple[dict[str, list[AuditedWrite]], ReplayStats, Counter[str]]:
+) -> _Part:
     """Replay ``records`` and gate their writes with every strategy (one process)."""
     created = {name: create_strategy(name, options) for name in strategies}
     tasks = run_tasks(domain, {r.task_id for r in records}, definitions)
     agent_types, _ = t2.tool_types(domain)
-    replay_stats = ReplayStats()
-    audited: dict[str, list[AuditedWrite]] = {name: [] for name in strategies}
-    seconds: Counter[str] = Counter()
+    part = _Part(audited={name: [] for name in strategies}, usage={name: GuardUsage() for name in strategies})
+    audited = part.audited
     for index, rec in enumerate(records):
         task = tasks[rec.task_id]
         gold = gold_writes(domain, task)
@@ -262,7 +368,7 @@ def _audit_records(
         errors = _recorded_errors(messages)
         first_off_gold: dict[str, bool] = {}
 
-        def on_write(name: str, step: int, call: ToolCallView, decision: GuardDecision, after: str | None,
+        def on_write(name: str, step: int, call: ToolCallView, decision: GuardDecision, after: str | None, usage: GuardUsage,
                      rec: TrialRecord = rec, gold: set = gold, passed: bool = passed, seen_first: dict = first_off_gold) -> None:
             match = (call.name, canonical_arguments(call.arguments)) in gold
             first = False
@@ -272,21 +378,24 @@ def _audit_records(
                 task_id=rec.task_id, trial=rec.trial, step=step, call_id=call.id, tool=call.name, arguments=call.arguments,
                 write_class=write_class(match, passed), first_off_gold=first, recorded_error=errors.get(call.id, False),
                 verdict=decision.verdict.value, rule_id=decision.rule_id, reason=decision.reason,
-                verdict_after_reads=after, usage=decision.usage,
+                verdict_after_reads=after, usage=usage,
             ))
 
+        context = session_context(domain, rec.task_id, guard_llm=guard.model if guard else None,
+                                  guard_llm_args=guard.args if guard else None)
         gates = [
-            _Gate(name, strategy, session_context(domain, rec.task_id, guard_llm=guard_llm), env, domain,
-                  agent_types, follow_reads, on_write)
+            _Gate(name, strategy, context, env, domain, agent_types, follow_reads, on_write)
             for name, strategy in created.items()
         ]
         replay = replay_recorded(domain, task, messages, observers=gates, environment=env)
         for gate in gates:
-            seconds[gate.name] += gate.seconds
-        _count_replay(replay_stats, rec, replay.tool_calls, replay.mismatches)
+            part.seconds[gate.name] += gate.seconds
+            part.usage[gate.name] = part.usage[gate.name] + gate.usage
+            part.scripted += gate.scripted
+        _count_replay(part.replay, rec, replay.tool_calls, replay.mismatches)
         if progress is not None:
             progress(index + 1, len(records))
-    return audited, replay_stats, seconds
+    return part
 
 
 def audit_run(
@@ -294,7 +403,7 @@ def audit_run(
     strategies: list[str],
     options: dict[str, Any] | None = None,
     follow_reads: bool = False,
-    guard_llm: str | None = None,
+    guard_llm: str | GuardModel | None = None,
     task_ids: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
@@ -302,10 +411,13 @@ def audit_run(
 ) -> AuditReport:
     """Audit every recorded conversation of ``run`` with each strategy's gate.
 
-    ``workers`` > 1 spreads the simulations over joblib (loky) processes. ``labels``: the
-    labelled real-write benchmark (default: the packaged one; ``[]`` for none); each strategy's
-    decisions on the run's labelled writes are summarised as false holds and catches. Raises
-    UnknownStrategyError (a ValueError) for an unknown strategy name.
+    ``guard_llm``: the model of the LLM backends (a model string, or a :class:`GuardModel`
+    with its litellm arguments, e.g. ``api_base``; temperature 0 unless they say otherwise;
+    keys come from the environment only). ``workers`` > 1 spreads the simulations over joblib
+    (loky) processes. ``labels``: the labelled real-write benchmark (default: the packaged
+    one; ``[]`` for none); each strategy's decisions on the run's labelled writes are
+    summarised as false holds and catches. Raises UnknownStrategyError (a ValueError) for an
+    unknown strategy name.
     """
     started = time.perf_counter()
     options = dict(options or {})
@@ -317,31 +429,36 @@ def audit_run(
     ]
     domain = run.manifest.domains[0]
     definitions = run.manifest.provenance.get("task_definitions")
+    guard = GuardModel(guard_llm) if isinstance(guard_llm, str) else guard_llm
     workers = max(1, min(workers, len(records)))
+    if guard is not None:
+        # the run defaults' temperature 0 for the guard role, unless the arguments say otherwise
+        guard = replace(guard, args={"temperature": 0.0, **guard.args}, share=workers)
     if workers == 1:
-        audited, replay_stats, seconds = _audit_records(
-            records, domain, strategies, options, follow_reads, guard_llm, progress, definitions
-        )
+        merged = _installed_audit(guard, records, domain, strategies, options, follow_reads, guard, progress, definitions)
     else:
         from joblib import Parallel, delayed
 
         chunks = [records[i::workers] for i in range(workers)]
-        parts = Parallel(n_jobs=workers, backend="loky")(
-            delayed(_audit_records)(chunk, domain, strategies, options, follow_reads, guard_llm, None, definitions)
+        parts: list[_Part] = Parallel(n_jobs=workers, backend="loky")(
+            delayed(_installed_audit)(guard, chunk, domain, strategies, options, follow_reads, guard, None, definitions)
             for chunk in chunks
         )
         order = {r.key: i for i, r in enumerate(records)}
-        audited = {name: sorted((w for part in parts for w in part[0][name]),
-                                key=lambda w: (order[(domain, w.task_id, w.trial)], w.step)) for name in strategies}
-        replay_stats = ReplayStats()
-        seconds = Counter()
-        for _, stats, secs in parts:
+        merged = _Part(
+            audited={name: sorted((w for part in parts for w in part.audited[name]),
+                                  key=lambda w: (order[(domain, w.task_id, w.trial)], w.step)) for name in strategies},
+            usage={name: sum((part.usage[name] for part in parts), GuardUsage()) for name in strategies},
+            scripted=sum(part.scripted for part in parts),
+        )
+        for part in parts:
             for field_ in ("simulations", "tool_calls", "mismatches", "benign", "unfaithful_simulations"):
-                setattr(replay_stats, field_, getattr(replay_stats, field_) + getattr(stats, field_))
-            replay_stats.details.extend(stats.details)
-            seconds.update(secs)
+                setattr(merged.replay, field_, getattr(merged.replay, field_) + getattr(part.replay, field_))
+            merged.replay.details.extend(part.replay.details)
+            merged.seconds.update(part.seconds)
         if progress is not None:
             progress(len(records), len(records))
+    audited, replay_stats, seconds = merged.audited, merged.replay, merged.seconds
     index, stray = index_labels(records, load_labels() if labels is None else labels)
     first_strategy = audited[strategies[0]] if strategies else []
     class_counts = Counter(w.write_class for w in first_strategy)
@@ -361,12 +478,15 @@ def audit_run(
         follow_reads=follow_reads,
         replay=replay_stats,
         strategies=[
-            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name]).model_copy(
+            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name], merged.usage[name]).model_copy(
                 update={"labels": label_audit(name, audited[name], index, stray, follow_reads, GUARD_ERROR_RULE)}
             )
             for name in strategies
         ],
         seconds=time.perf_counter() - started,
+        guard_llm=guard.model if guard else None,
+        guard_api_base=mask_userinfo(str(guard.args["api_base"])) if guard and guard.args.get("api_base") else None,
+        scripted_answers=merged.scripted,
     )
 
 
@@ -385,9 +505,11 @@ def _count_replay(stats: ReplayStats, rec: TrialRecord, tool_calls: int, mismatc
 
 def summarize_strategy(
     name: str, options: dict[str, Any], writes: list[AuditedWrite], records: list[TrialRecord],
-    follow_reads: bool, seconds: float = 0.0,
+    follow_reads: bool, seconds: float = 0.0, usage: GuardUsage | None = None,
 ) -> StrategyAudit:
-    """Hold rates per outcome class, rescue potential, per-rule counts and cost of one strategy."""
+    """Hold rates per outcome class, rescue potential, per-rule counts and cost of one strategy.
+
+    ``usage``: every LLM call of its hooks (default: the sum over its writes' decisions)."""
     by_class: dict[str, ClassStats] = {}
     for cls in WRITE_CLASSES:
         mine = [w for w in writes if w.write_class == cls]
@@ -404,9 +526,9 @@ def summarize_strategy(
     firsts = [w for w in writes if w.first_off_gold and (w.task_id, w.trial) in failed]
     rescued = sum(w.held for w in firsts)
     per_rule: dict[str, Counter[str]] = defaultdict(Counter)
-    usage = GuardUsage()
+    if usage is None:
+        usage = sum((w.usage for w in writes), GuardUsage())
     for w in writes:
-        usage = usage + w.usage
         if w.held:
             per_rule[w.rule_id or "(no rule id)"][w.write_class] += 1
     fbp = by_class["gold_passed"].hold_rate
@@ -423,6 +545,7 @@ def summarize_strategy(
         over_blocking=fbp is not None and fbp > OVER_BLOCKING,
         per_rule={rule: dict(counts) for rule, counts in sorted(per_rule.items(), key=lambda kv: -sum(kv[1].values()))},
         guard_usage=usage,
+        guard_usage_per_write=UsagePerWrite.of(usage, len(writes)),
         guard_errors=sum(w.guard_error for w in writes),
         seconds=seconds,
         held_writes=[w for w in writes if w.held],

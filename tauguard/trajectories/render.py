@@ -7,6 +7,9 @@ from tabulate import tabulate
 from tauguard.benchmark.audit import rate_text
 from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats
 
+#: What an audit answered by the scripted loopback server says about its guard verdicts.
+PLUMBING = "loopback server: plumbing, not a measurement of any model"
+
 
 #: How the two sets of figures are labelled wherever they are printed (audit, the bench).
 DEFAULT_FIGURES = ("default figures: held = the guard's first decision; a VERIFY whose reads the agent "
@@ -33,7 +36,12 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
         origin = f"IMPORTED: recorded conversations of a real agent ({r.agent_llm}; user {r.user_llm})."
     else:
         origin = f"recorded conversations of agent {r.agent_llm} (user {r.user_llm})."
-    lines = [("> **" + origin + "**") if md else origin, ""]
+    lines = [("> **" + origin + "**") if md else origin]
+    if r.guard_llm:
+        where = f" at {r.guard_api_base}" if r.guard_api_base else ""
+        llm = f"guard LLM backends: {r.guard_llm}{where}" + (f" -- {PLUMBING.upper()}" if r.plumbing else "")
+        lines.append(("> **" + llm + "**") if md else llm)
+    lines.append("")
     lines.append(
         f"audit of run {r.run_id} ({r.domain}): {r.simulations} simulations ({r.passed} passed, {r.failed} failed), "
         f"{r.writes} agent writes: gold-matching in passed {r.class_counts['gold_passed']}, gold-matching in failed "
@@ -74,6 +82,7 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
                 f"{s.strategy} holds more than {OVER_BLOCKING:.0%} of gold-matching writes in passed simulations "
                 f"(over-blocking on real behaviour); rules: {', '.join(rules)}"
             )
+    lines.extend(_usage_lines(r, tablefmt))
     labelled = [s for s in r.strategies if s.labels is not None]
     if labelled:
         lines.append("")
@@ -82,6 +91,7 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
         lines.append(
             f"against the labelled real-write benchmark (tauguard/benchmark/real_writes; {first.labelled} labelled writes "
             f"of this run, {first.unmatched} not reached); Wilson 95 % intervals"
+            + (f" ({PLUMBING})" if r.plumbing else "")
         )
         lines.append(f"{DEFAULT_FIGURES}:")
         label_rows = []
@@ -145,3 +155,23 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
         if held:
             lines.append(tabulate(held, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     return "\n".join(lines)
+
+
+def _usage_lines(r: AuditReport, tablefmt: str) -> list[str]:
+    """The LLM backends' calls, tokens and cost per strategy, in total and per write."""
+    if not r.guard_llm:
+        return []
+    rows = []
+    for s in r.strategies:
+        u, per = s.guard_usage, s.guard_usage_per_write
+        rows.append({
+            "strategy": s.strategy, "LLM calls": u.llm_calls, "prompt tokens": u.prompt_tokens,
+            "completion tokens": u.completion_tokens, "cost $": f"{u.cost:.4f}",
+            "calls/write": f"{per.llm_calls:.2f}" if per else "-",
+            "tokens/write": f"{per.prompt_tokens + per.completion_tokens:.0f}" if per else "-",
+            "$/write": f"{per.cost:.5f}" if per else "-",
+        })
+    title = f"guard LLM usage ({r.guard_llm}; per write = total / the strategy's gated writes, user-turn calls included)"
+    if r.plumbing:
+        title += f"; {PLUMBING}"
+    return ["", title, tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True)]

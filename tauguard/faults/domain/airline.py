@@ -431,19 +431,9 @@ def other_user_reservation(ctx: FaultContext) -> ToolCallView | None:
     return None
 
 
-@register_generator("airline.not_cheapest")
-def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
-    """The gold itinerary with one segment on a dearer flight of the same route and day."""
-    db = _db(ctx)
-    args = ctx.gold_call.arguments
-    flights = [dict(f) for f in args.get("flights", [])]
-    cabin = args.get("cabin")
-    if not flights or not cabin:
-        return None
-    res = db.reservations.get(args.get("reservation_id"))
-    if ctx.gold_call.name != "update_reservation_flights" or res is None:
-        return None
-    passengers = len(res.passengers)
+def _dearer_itineraries(db: Any, flights: list[dict[str, Any]], cabin: str, passengers: int) -> Any:
+    """Each itinerary with one segment on a dearer bookable flight of the same route and day,
+    with the extra fare for all passengers: (new flights, extra)."""
     for i, seg in enumerate(flights):
         leg, status = db.flights.get(seg["flight_number"]), _date_status(db, seg["flight_number"], seg["date"])
         if leg is None or status is None or cabin not in getattr(status, "prices", {}):
@@ -452,12 +442,59 @@ def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
             alt = db.flights[number]
             if number == seg["flight_number"] or (alt.origin, alt.destination) != (leg.origin, leg.destination):
                 continue
-            alt_status = _date_status(db, number, seg["date"])
-            if not _bookable(db, number, seg["date"], cabin, passengers) or alt_status.prices[cabin] <= status.prices[cabin]:
+            if not _bookable(db, number, seg["date"], cabin, passengers):
                 continue
-            new = flights[:i] + [{"flight_number": number, "date": seg["date"]}] + flights[i + 1 :]
-            cost = _update_cost(db, res, cabin, new)
-            pay = _pay_for_update(db.users[res.user_id], args.get("payment_id"), cost) if cost is not None else None
-            if pay is not None:
-                return _call(ctx.gold_call.name, **{**args, "flights": new, "payment_id": pay})
+            extra = (_date_status(db, number, seg["date"]).prices[cabin] - status.prices[cabin]) * passengers
+            if extra > 0:
+                yield flights[:i] + [{"flight_number": number, "date": seg["date"]}] + flights[i + 1 :], extra
+
+
+@register_generator("airline.not_cheapest")
+def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
+    """The gold itinerary with one segment on a dearer flight of the same route and day (a
+    change: paid with a method the update tool accepts; a booking: its payments rebalanced)."""
+    db = _db(ctx)
+    args = ctx.gold_call.arguments
+    flights = [dict(f) for f in args.get("flights", [])]
+    cabin = args.get("cabin")
+    if not flights or not cabin:
+        return None
+    if ctx.gold_call.name == "book_reservation":
+        user = db.users.get(args.get("user_id"))
+        payments = args.get("payment_methods") or []
+        if user is None or not payments:
+            return None
+        for new, extra in _dearer_itineraries(db, flights, cabin, len(args.get("passengers", []))):
+            paid = _rebalance(user, payments, sum(p["amount"] for p in payments) + extra)
+            if paid is not None:
+                return _call("book_reservation", **{**args, "flights": new, "payment_methods": paid})
+        return None
+    res = db.reservations.get(args.get("reservation_id"))
+    if ctx.gold_call.name != "update_reservation_flights" or res is None:
+        return None
+    for new, _ in _dearer_itineraries(db, flights, cabin, len(res.passengers)):
+        cost = _update_cost(db, res, cabin, new)
+        pay = _pay_for_update(db.users[res.user_id], args.get("payment_id"), cost) if cost is not None else None
+        if pay is not None:
+            return _call(ctx.gold_call.name, **{**args, "flights": new, "payment_id": pay})
+    return None
+
+
+@register_generator("airline.stale_value")
+def stale_value(ctx: FaultContext) -> ToolCallView | None:
+    """The gold booking with a passenger's date of birth as the profile (read with
+    get_user_details) has it for the user or a saved passenger of that name, where the user gave another."""
+    db = _db(ctx)
+    args = ctx.gold_call.arguments
+    user = db.users.get(args.get("user_id"))
+    if ctx.gold_call.name != "book_reservation" or user is None:
+        return None
+    passengers = [dict(p) for p in args.get("passengers", []) if isinstance(p, dict)]
+    read = [(user.name.first_name, user.name.last_name, user.dob)]
+    read += [(p.first_name, p.last_name, p.dob) for p in user.saved_passengers]
+    for i, passenger in enumerate(passengers):
+        for first, last, dob in read:
+            if (passenger.get("first_name"), passenger.get("last_name")) == (first, last) and passenger.get("dob") != dob:
+                passengers[i] = {**passenger, "dob": dob}
+                return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
     return None
