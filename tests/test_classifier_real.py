@@ -65,10 +65,10 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
             # the checkpoint is before the write: the write itself is never in the transcript
             assert not any(role == "CALL" and text.startswith(w.write.name + "(") and json.dumps(w.write.arguments, sort_keys=True) in text
                            for role, text in e.state.transcript[-1:])
-    # verify counts follow the neutral dialogue judge (compiled/2 finds 2 airline and 15 retail
-    # confirmations that compiled/1 missed)
-    assert real_sets["airline"].label_counts() == {"allow": 239, "verify": 59, "refuse": 62}
-    assert real_sets["retail"].label_counts() == {"allow": 126, "verify": 20, "refuse": 24}
+    # verify counts follow the neutral dialogue judge (compiled/2 finds confirmations compiled/1
+    # missed); refuse counts follow the 2026-12-02 adjudication (2 airline, 5 retail writes violate)
+    assert real_sets["airline"].label_counts() == {"allow": 239, "verify": 57, "refuse": 64}
+    assert real_sets["retail"].label_counts() == {"allow": 125, "verify": 16, "refuse": 29}
 
 
 def test_retail_tasks_come_from_recorded_gold_not_the_relabelled_ids(real_sets: dict[str, ProbeSet]) -> None:
@@ -205,11 +205,11 @@ def test_benchmark_label_of_a_recorded_write(real_sets: dict[str, ProbeSet]) -> 
 
 
 # Exact-match recall of the gold clause on real states (request + evidence query), pinned.
-RECALL = {
-    ("airline", "bm25"): (0.039, 0.072, 0.144),
+RECALL = {  # after the 2026-12-02 label adjudication (7 writes relabelled violates)
+    ("airline", "bm25"): (0.039, 0.072, 0.142),
     ("airline", "tfidf"): (0.0, 0.058, 0.117),
-    ("retail", "bm25"): (0.047, 0.247, 0.659),
-    ("retail", "tfidf"): (0.1, 0.235, 0.653),
+    ("retail", "bm25"): (0.041, 0.235, 0.659),
+    ("retail", "tfidf"): (0.094, 0.224, 0.635),
 }
 
 

@@ -42,6 +42,11 @@ class LabelledWrite(BaseModel):
     facts: list[str] = Field(default_factory=list)  # what the conversation's tool results and dialogue show
     why: str | None = None  # one line
     labeller: str | None = None
+    # Set when an adjudication changed the label; the original label, clauses and why stay here:
+    relabelled_from: WriteLabel | None = None
+    relabelled_from_clauses: list[str] | None = None
+    relabelled_from_why: str | None = None
+    relabelled_by: str | None = None  # e.g. "adjudication-2026-12-02"
 
 
 def _reward(sim: dict) -> float | None:

@@ -92,6 +92,10 @@ class ConfirmationCase(BaseModel):
     case_type: CaseType | None = None
     why: str | None = None  # one line: what in the conversation decides the label
     labeller: str | None = None
+    # Set when an adjudication changed the label; the original label and why stay here:
+    relabelled_from: Label | None = None
+    relabelled_from_why: str | None = None
+    relabelled_by: str | None = None  # e.g. "adjudication-2026-12-02"
 
 
 def read_simulations(path: Path) -> list[dict[str, Any]]:
