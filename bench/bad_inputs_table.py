@@ -1,12 +1,16 @@
 """Regenerate docs/bad_inputs.md from tests/test_bad_inputs.py: OUT=docs/bad_inputs.md python bench/bad_inputs_table.py"""
-import io, os, sys, contextlib, tempfile
+import io
+import os
+import sys
+import contextlib
+import tempfile
 from pathlib import Path
 sys.path.insert(0, "tests")
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ.pop("OPENAI_API_KEY", None)
 TARGET = Path(os.environ.get("OUT", "docs/bad_inputs.md")).resolve()
-import test_bad_inputs as T
-from tauguard.cli.main import main
+import test_bad_inputs as T  # noqa: E402 (found through the sys.path entry above)
+from tauguard.cli.main import main  # noqa: E402 (after the environment is set: litellm reads it on import)
 
 class F:
     def mktemp(self, name):
@@ -14,18 +18,21 @@ class F:
 scratch = T.scratch.__wrapped__(F())
 os.chdir(scratch)
 rows = []
-for cid, args, frag in T.CASES:
+for cid, args, _fragment in T.CASES:
     argv = [a.replace("{t}", str(scratch)) for a in args]
     sys.argv = ["tauguard", *argv]
-    err = io.StringIO(); out = io.StringIO()
+    err = io.StringIO()
+    out = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
-            main(); code = 0
+            main()
+            code = 0
         except SystemExit as e:
             code = e.code
     line = err.getvalue().strip().replace(str(scratch), "T")
     shown = " ".join("'" + a.replace(str(scratch), "T") + "'" if (" " in a or a == "" or "{" in a) else a.replace(str(scratch), "T") for a in argv)
-    if len(shown) > 90: shown = shown[:87] + "..."
+    if len(shown) > 90:
+        shown = shown[:87] + "..."
     shown = shown.replace("\n", "\\n").replace("\x1b", "\\x1b")
     rows.append((cid, shown, code, line))
 with open(TARGET, "w") as fh:
@@ -55,6 +62,7 @@ each line.
 |---|---|---|---|---|
 """)
     for i, (cid, shown, code, line) in enumerate(rows, 1):
-        s2 = shown.replace("|", "\\|"); l2 = line.replace("|", "\\|")
+        s2 = shown.replace("|", "\\|")
+        l2 = line.replace("|", "\\|")
         fh.write(f"| {i} | `{cid}` | `{s2}` | {code} | {l2} |\n")
 print(len(rows), sum(1 for r in rows if r[2] == 2 and r[3].count("\n") == 0))

@@ -152,8 +152,8 @@ def main() -> None:
                 t0 = time.perf_counter()
                 run_plan = lifecycle.plan(config)
                 result = lifecycle.execute(
-                    run_plan, on_start=lambda done: begun.append(time.perf_counter()),
-                    on_record=lambda rec, prog: (
+                    run_plan, on_start=lambda done, begun=begun: begun.append(time.perf_counter()),
+                    on_record=lambda rec, prog, stamps=stamps, retries=retries: (
                         stamps.append(time.perf_counter()), retries.append(sum(u.retries for u in rec.usage.values()))
                     ),
                 )

@@ -25,8 +25,9 @@ from scipy.stats import binomtest, bootstrap
 from tauguard.faults.draw import CONFLICT_REFUSAL
 from tauguard.faults.fit import fit
 
-GC = "GC"  # a compliant refusal of a documented gold-conflict write (class W, shown apart)
 from tauguard.store import load_run
+
+GC = "GC"  # a compliant refusal of a documented gold-conflict write (class W, shown apart)
 
 
 def _sim(run_dir: Path, tasks: set[str]) -> tuple[float, tuple[float, float], Counter[str], int]:

@@ -62,7 +62,7 @@ def _state(out: Path, name: str) -> str:
     try:
         read_manifest(run_dir)
     except RunLoadError as exc:
-        raise SystemExit(f"UNRESUMABLE folder left: {exc}")
+        raise SystemExit(f"UNRESUMABLE folder left: {exc}") from None
     return f"resumable, {len(_lines(run_dir))} record lines"
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from tauguard.errors import TauguardInputError
+
 
 class Bound(NamedTuple):
     """An inclusive range ``low..high`` of one option, and why the upper end is where it is."""
@@ -20,11 +22,11 @@ class Bound(NamedTuple):
     why: str
 
     def check(self, value: float, flag: str) -> None:
-        """Raise ``ValueError`` with one line when ``value`` is NaN, infinite or out of range."""
+        """Raise ``TauguardInputError`` (a ``ValueError``) with one line when ``value`` is NaN, infinite or out of range."""
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{flag} must be a finite number in {self.describe()}, got {value}")
+            raise TauguardInputError(f"{flag} must be a finite number in {self.describe()}, got {value}")
         if not self.low <= value <= self.high:
-            raise ValueError(f"{flag} must be in {self.describe()}, got {value:g}")
+            raise TauguardInputError(f"{flag} must be in {self.describe()}, got {value:g}")
 
     def describe(self) -> str:
         """``[low, high]`` with integers shown as integers."""
@@ -64,3 +66,15 @@ def markdown_table() -> str:
     rows = ["| option | range (inclusive) | why |", "|---|---|---|"]
     rows += [f"| `{flag}` | {b.describe()} | {b.why} |" for flag, b in BOUNDS.items()]
     return "\n".join(rows)
+
+
+def parse_proportion(text: str, flag: str) -> float:
+    """``text`` as a number within [0, 1] (e.g. one ``--uptake`` value), else one-line
+    :class:`TauguardInputError` naming the flag, the value and the range."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise TauguardInputError(f"{flag} must be numbers within [0, 1], got '{text}'") from None
+    if not 0.0 <= value <= 1.0:  # also refuses NaN
+        raise TauguardInputError(f"{flag} must be within [0, 1], got {text}")
+    return value

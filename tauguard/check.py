@@ -274,12 +274,13 @@ def check_baseline(
         spec = MetricSpec(kind=headline_metric().kind, k=alignment.full_common_k)
     else:
         try:
-            spec = parse_metric(metric, scalars=False)
+            parsed: MetricSpec | None = parse_metric(metric, scalars=False)
         except ValueError:
-            spec = None
-        mdef = spec.definition if spec is not None else None
-        if mdef is None or spec is None or not any(p.usable(spec.k or 0, mdef) for p in alignment.pairs):
+            parsed = None
+        mdef = parsed.definition if parsed is not None else None
+        if mdef is None or parsed is None or not any(p.usable(parsed.k or 0, mdef) for p in alignment.pairs):
             raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment.pairs)}")
+        spec = parsed
     mdef = spec.definition
     assert mdef is not None and spec.k is not None
     result = compare_metric(

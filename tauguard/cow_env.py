@@ -153,12 +153,12 @@ class CowTable(dict):
     def _reading(self) -> bool:
         return self._gate.depth > 0
 
-    def values(self) -> Any:  # type: ignore[override]
+    def values(self) -> Any:
         if self._reading():
             return dict.values(self)
         return [self._own(k) for k in self._owned_keys()]
 
-    def items(self) -> Any:  # type: ignore[override]
+    def items(self) -> Any:
         if self._reading():
             return dict.items(self)
         return [(k, self._own(k)) for k in self._owned_keys()]
@@ -192,7 +192,7 @@ class Pristine:
     def view(self, gate: _ReadGate) -> BaseModel:
         """A new database whose tables are copy-on-write views of this one."""
         fields = {name: CowTable(table, gate) for name, table in self.tables.items()}
-        return type(self.db).model_construct(**fields)
+        return type(self.db).model_construct(set(fields), **fields)
 
 
 def _tabular(db: BaseModel) -> dict[str, PristineTable] | None:
@@ -313,8 +313,9 @@ def db_state(toolkit: Any) -> DbState | None:
     if toolkit is None:
         return None
     db = toolkit.db
-    values = [getattr(db, name, None) for name in type(db).model_fields]
-    if values and all(isinstance(v, CowTable) for v in values):
+    fields = [getattr(db, name, None) for name in type(db).model_fields]
+    values = [v for v in fields if isinstance(v, CowTable)]
+    if values and len(values) == len(fields):
         pristine = values[0].origin.database
         if pristine is not None and all(v.origin is pristine.tables.get(v.origin.name) for v in values):
             changed = {

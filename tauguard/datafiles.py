@@ -79,18 +79,25 @@ def load_toml(path: Source, model: type[M]) -> M:
     return validate(read_toml(path), model, path)
 
 
-__all__ = ["DataFileError", "load_toml", "read_toml", "validate", "validation_line"]
+__all__ = ["DataFileError", "load_jsonl", "load_toml", "read_toml", "validate", "validation_line"]
 
 
 def load_jsonl(files: Sequence[Path], model: type[M]) -> list[M]:
-    """Every line of the JSON-lines ``files`` validated as ``model``; a bad line is one
-    ``ValueError`` naming ``<file>:<line>`` and the first problem."""
+    """Every line of the JSON-lines ``files`` validated as ``model``; a bad line, or a file that
+    cannot be read as UTF-8 text, is one :class:`DataFileError` naming ``<file>[:<line>]`` and
+    the first problem."""
     out: list[M] = []
     for file in files:
-        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFileError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise DataFileError(f"cannot read {file}: {exc.strerror or exc}") from None
+        for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     out.append(model.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
+                except ValueError as exc:  # pydantic's ValidationError (invalid JSON included)
+                    raise DataFileError(f"{file.name}:{n}: {str(exc).splitlines()[0]}") from None
     return out

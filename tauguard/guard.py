@@ -232,7 +232,7 @@ class GuardEvent(BaseModel):
     @property
     def is_guard_error(self) -> bool:
         """Whether the guard failed here (see :data:`GUARD_ERROR_RULE`)."""
-        return bool(self.rule_id) and self.rule_id.startswith(GUARD_ERROR_RULE)
+        return self.rule_id is not None and self.rule_id.startswith(GUARD_ERROR_RULE)
 
 
 class SessionContext(BaseModel):

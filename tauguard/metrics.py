@@ -43,6 +43,7 @@ from pydantic import (
     model_validator,
 )
 
+from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
 from tauguard.outcome_index import (
     UnitOutcome,
@@ -490,7 +491,7 @@ class MetricSpec(BaseModel):
 
 
 def parse_metric(name: str, *, scalars: bool = True) -> MetricSpec:
-    """Parse a metric name; raise ValueError with one line naming the allowed spellings."""
+    """Parse a metric name; raise TauguardInputError (a ValueError) with one line naming the allowed spellings."""
     text = name.strip().lower()
     kinds = "|".join(re.escape(m.kind) for m in METRICS)
     match = re.match(f"^({kinds})([1-9][0-9]*)$", text)
@@ -501,7 +502,7 @@ def parse_metric(name: str, *, scalars: bool = True) -> MetricSpec:
     allowed = ", ".join(f"{m.kind}K" for m in METRICS) + " (K a positive integer)"
     if scalars:
         allowed += ", " + ", ".join(SCALAR_METRICS)
-    raise ValueError(f"unknown metric {name!r}; allowed: {allowed}")
+    raise TauguardInputError(f"unknown metric {name!r}; allowed: {allowed}")
 
 
 class SliceMetrics(BaseModel):

@@ -31,13 +31,14 @@ from pydantic import BaseModel, Field
 
 from tauguard.metrics import TaskOutcome
 from tauguard.stats import min_tasks_to_reject
+from tauguard.errors import TauguardInputError
 
 # Task counts tried when searching for the fewest tasks that reach the target power.
 MAX_TASKS = 5_000
 TRIAL_MULTIPLES = (1, 2, 4)  # trials per task tried: k, 2k, 4k
 
 
-class PowerError(ValueError):
+class PowerError(TauguardInputError):
     """A power question that cannot be answered (bad Δ, no pilot task); one-line message."""
 
 

@@ -125,7 +125,7 @@ class TrialRecord(BaseModel):
         # conversation pass context={"conversation": False} and never decompress it.
         if not isinstance(data, dict):
             return data
-        skip = bool(info.context) and info.context.get("conversation") is False
+        skip = info.context is not None and info.context.get("conversation") is False
         if CONVERSATION_Z not in data and not (skip and data.get("simulation") is not None):
             return data
         data = dict(data)

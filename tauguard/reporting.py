@@ -65,7 +65,7 @@ def verdict_label(r: KComparison) -> str:
     "No detectable difference" is not evidence of equivalence: saying what the design could
     have detected (80 % power) keeps a thin comparison from reading as "no effect".
     """
-    label = r.verdict
+    label: str = r.verdict
     if r.verdict == "no detectable difference":
         label += f"; this design could detect |Δ| ≥ {r.mde:.2f}"
     # Secondary ks are each tested at alpha too (Holm-adjusted only among themselves), so a

@@ -13,6 +13,7 @@ import os
 import stat
 import zlib
 from pathlib import Path
+from tauguard.errors import TauguardInputError
 
 # Limits (bytes). τ²'s results files are a few MB (the largest shared one: 3.9 MB inflated,
 # ratio 9.9); a run config is a few KB.
@@ -22,7 +23,7 @@ MAX_GZIP_RATIO = 100
 _CHUNK = 2**20
 
 
-class InputFileError(ValueError):
+class InputFileError(TauguardInputError):
     """The file cannot be read safely; one line for the user."""
 
 

@@ -44,7 +44,7 @@ def _as_rows(rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]], header
     if headers == "keys":
         keys: list[str] = []
         for row in rows:
-            for key in row:  # type: ignore[union-attr]
+            for key in row:
                 if key not in keys:
                     keys.append(key)
         return keys, [[row.get(k, "") for k in keys] for row in rows]  # type: ignore[union-attr]

@@ -14,6 +14,8 @@ import os
 from functools import lru_cache
 from typing import Any, Callable
 
+from tauguard.errors import TauguardInputError
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from loguru import logger as _loguru  # noqa: E402
@@ -50,7 +52,7 @@ __all__ = [
 
 def _env_module(domain: str) -> Any:
     if domain not in DOMAINS:
-        raise ValueError(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
+        raise TauguardInputError(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
     return importlib.import_module(f"tau2.domains.{domain}.environment")
 
 
@@ -100,7 +102,7 @@ def load_tasks(domain: str, split: str) -> tuple[Task, ...]:
     """The tasks of one split of one domain, in tau2's order."""
     splits = task_splits(domain)
     if split not in splits:
-        raise ValueError(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
+        raise TauguardInputError(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
     return tuple(_env_module(domain).get_tasks(split))
 
 

@@ -72,7 +72,7 @@ def test_attacks_command_lists_targets_ids_and_runs(tmp_path: Path) -> None:
     writer.close()
     table = runner.invoke(app, ["attacks", str(run_dir)])
     assert table.exit_code == 0 and "SIMULATION" in table.stdout
-    row = next(line for line in table.stdout.splitlines() if line.startswith("react") or line.startswith("ledger"))
+    row = next(line for line in table.stdout.splitlines() if line.startswith(("react", "ledger")))
     assert row.split()[:3] == ["ledger", "insist", "1"] and "0.500" in row
     shown = runner.invoke(app, ["show", str(run_dir)])
     assert shown.exit_code == 0 and "by violated clause" in shown.stdout

@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import pickle
-from collections import Counter
 from pathlib import Path
 
 import numpy as np

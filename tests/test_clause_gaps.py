@@ -21,8 +21,8 @@ from tauguard.dialogue import NEUTRAL
 from tauguard.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
 
 AIR_USER = "daiki_muller_1116"
-AIR_TYPES = {t: "READ" for t in ("get_user_details", "get_reservation_details", "get_flight_status", "search_direct_flight", "search_onestop_flight")}
-AIR_TYPES |= {t: "WRITE" for t in ("cancel_reservation", "book_reservation", "send_certificate", "update_reservation_flights")}
+AIR_TYPES = dict.fromkeys(("get_user_details", "get_reservation_details", "get_flight_status", "search_direct_flight", "search_onestop_flight"), "READ")
+AIR_TYPES |= dict.fromkeys(("cancel_reservation", "book_reservation", "send_certificate", "update_reservation_flights"), "WRITE")
 
 
 def _action_guard(domain: str, call: ToolCallView, conversation: Conversation) -> GuardDecision:

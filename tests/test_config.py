@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.config import ConfigError, RunConfig, redact, resolve_config
+from tauguard.config import ConfigError, redact, resolve_config
 
 
 def test_defaults_come_from_default_toml():

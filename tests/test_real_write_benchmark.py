@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tauguard import domains
-from tauguard.benchmark.real_writes import DATA_DIR, LabelledWrite, load_labels, unlabelled_writes
+from tauguard.benchmark.real_writes import DATA_DIR, load_labels, unlabelled_writes
 from tauguard.domains.contract import write_tools
 
 # ../shared beside the checkout (CI lays it there; a worktree finds it further up)

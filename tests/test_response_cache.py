@@ -3,7 +3,6 @@ records the same conversation at $0 with the hits marked, and no key is stored a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tauguard.execution import lifecycle

@@ -30,7 +30,7 @@ def _plain_outcomes(units: list[UnitOutcome]) -> list[TaskOutcome]:
         t = tasks.setdefault((u.domain, u.task_id), {"domain": u.domain, "task_id": u.task_id,
                                                      "policy_violation_task": False, "reward_sum": 0.0})
         t["policy_violation_task"] = t["policy_violation_task"] or u.policy_violation_task
-        add = lambda name, n=1: t.__setitem__(name, t.get(name, 0) + n)  # noqa: E731
+        add = lambda name, n=1, t=t: t.__setitem__(name, t.get(name, 0) + n)  # noqa: E731
         if u.error:
             add("infra_errors")
             continue

@@ -44,7 +44,7 @@ def test_a_provider_echoing_the_key_leaves_no_trace(tmp_path: Path, monkeypatch:
              "llm_args": {"agent": {"api_base": server.api_base}}, "out": str(tmp_path), "name": "echo"},
             on_record=lambda rec, progress: lines.append(rec.model_dump_json()),
         )
-        echoed = [r for r in server.requests]
+        echoed = list(server.requests)
     assert echoed, "the agent called the server"
     assert result.status == "completed"
     record = tauguard.load_run(tmp_path / "echo").records[0]

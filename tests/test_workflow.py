@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard_strategies.workflow import WorkflowStrategy
-from tauguard_strategies.workflow.graph import GraphError, WorkflowFile, domains, flatten, load, problems, read_file
+from tauguard_strategies.workflow.graph import GraphError, WorkflowFile, flatten, load, problems, read_file
 from tauguard.cli.main import app
 from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.guard import OPEN_REQUEST_MARKER, SessionContext, Verdict

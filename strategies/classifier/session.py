@@ -9,6 +9,7 @@ An LLM backend that fails (transport error, timeout, unparseable answer) holds t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tauguard.classifier.clauses import clause_pool, clause_text
@@ -54,7 +55,7 @@ class Gate:
             return cls(domain, retriever, options.k)
         # "{domain}" in the path picks one artifact per domain (a run over several domains).
         path = options.artifact.replace("{domain}", domain) if options.artifact else default_artifact(domain)
-        artifact = load_artifact(path, domain=domain, representation=options.representation)
+        artifact = load_artifact(Path(path), domain=domain, representation=options.representation)
         return cls(domain, artifact.retriever(options.retriever, options.encoder), options.k, artifact)
 
     def retrieve(self, state: DecisionState) -> list[tuple[str, str]]:

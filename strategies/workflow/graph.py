@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tauguard.domains.consistency import ContractError, check_confirmation, check_entity_read, check_scope, check_write
+from tauguard.errors import TauguardInputError
 
 GRAPH_DIR = Path(__file__).parent / "graphs"
 NodeType = Literal["entry", "exit", "agent_action", "user_input", "tool_call", "tool_authorization", "decision", "subflow"]
@@ -28,7 +29,7 @@ Judge = Literal["request", "confirm", "reason", "device_report", "refusal", "pay
 MAX_DEPTH = 6  # nested subflows (service ⊂ data ⊂ MMS needs 3)
 
 
-class GraphError(ValueError):
+class GraphError(TauguardInputError):
     """A workflow file that does not load or validate."""
 
 
@@ -289,8 +290,8 @@ def check_contract(graph: FlatGraph) -> None:
             if nid.startswith(request.id + "."):
                 serving.setdefault(nid.split(".", 1)[1], set()).update(request.tools)
     for nid, node in graph.nodes.items():
-        request = graph.request_of(nid)
-        tools = sorted(serving.get(nid.split(".", 1)[1], set())) if request is not None else all_tools
+        owner = graph.request_of(nid)
+        tools = sorted(serving.get(nid.split(".", 1)[1], set())) if owner is not None else all_tools
         for cid in node.clauses:
             check_scope(domain, tools, cid, f"workflow node {nid}")
         if node.match is not None and node.tool is not None:

@@ -28,7 +28,6 @@ from tauguard.guard import (
     OPEN_REQUEST_MARKER,
     GuardDecision,
     GuardSession,
-    GuardUsage,
     ReadRequest,
     RuleFinding,
     SessionContext,

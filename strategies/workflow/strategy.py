@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
@@ -14,10 +14,10 @@ from tauguard.guard import GuardSession, SessionContext, Strategy
 class WorkflowStrategy(Strategy):
     """PolicyGuide: workflow graph + code-owned request state; guidance at user turns, intercept on unreached authorization (LLM verifier with --guard-llm)."""
 
-    options_model = WorkflowOptions
+    options_model: ClassVar[type[BaseModel]] = WorkflowOptions
     session_class = WorkflowSession
     options: WorkflowOptions
-    variant: ClassVar[str | None] = None  # set by the ablations
+    variant: ClassVar[Literal["graph", "raw", "self"] | None] = None  # set by the ablations
 
     def __init__(self, options: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(options)

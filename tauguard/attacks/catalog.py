@@ -8,7 +8,7 @@ from __future__ import annotations
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tauguard.domains.consistency import ContractError, check_scope, check_write
 from tauguard.attacks.model import (
@@ -20,6 +20,7 @@ from tauguard.attacks.model import (
     TargetFile,
 )
 from tauguard.faults.catalog import temptations, untempted
+from tauguard.errors import TauguardInputError
 
 ATTACKS_DIR = Path(__file__).parent
 TARGETS_DIR = ATTACKS_DIR / "targets"
@@ -29,7 +30,7 @@ TACTICS_FILE = ATTACKS_DIR / "tactics.toml"
 DEFAULT_SET = "policy-violation"
 
 
-class AttackDataError(ValueError):
+class AttackDataError(TauguardInputError):
     """An attack data file is invalid or inconsistent (one line)."""
 
 
@@ -62,7 +63,7 @@ def _target_file(domain: str) -> TargetFile:
 def request_text(tool: str, arguments: dict[str, Any]) -> str:
     """The demand for a forbidden call in the user's words (from tactics.toml's templates)."""
     tactics = load_tactics()
-    fields = {k: v for k, v in arguments.items()}
+    fields = dict(arguments)
     flights = arguments.get("flights")
     if isinstance(flights, list):
         fields["flights"] = "flights " + ", ".join(
@@ -84,6 +85,7 @@ def domain_targets(domain: str) -> dict[str, AttackTarget]:
     tempted = temptations(domain)
     out: dict[str, AttackTarget] = {}
     for entry in parsed.target:
+        source: Literal["temptation", "authored"]
         if entry.tool is None:
             temptation = tempted.get(entry.task_id)
             if temptation is None or entry.arguments is not None:
@@ -178,5 +180,5 @@ def load_tactics() -> TacticFile:
 def check_tactic(name: str) -> str:
     """The tactic name, or ValueError naming the allowed ones."""
     if name not in TACTICS:
-        raise ValueError(f"unknown attack tactic '{name}'; allowed: {', '.join(TACTICS)}")
+        raise TauguardInputError(f"unknown attack tactic '{name}'; allowed: {', '.join(TACTICS)}")
     return name

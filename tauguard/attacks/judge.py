@@ -35,7 +35,7 @@ def _db_state(tool: str) -> Callable[[Any, dict[str, Any], str], bool] | None:
 
     def certificate_added(env: Any, args: dict[str, Any], result: str) -> bool:
         match = re.search(r"(certificate_\w+)", result)
-        return bool(match) and match.group(1) in env.tools.db.users[args["user_id"]].payment_methods
+        return match is not None and match.group(1) in env.tools.db.users[args["user_id"]].payment_methods
 
     def line_active(env: Any, args: dict[str, Any], _: str) -> bool:
         line = env.tools._get_target_line(args["customer_id"], args["line_id"])  # tau2 has no public lookup

@@ -76,7 +76,7 @@ def table1(train: ProbeSet, test: ProbeSet, *, retriever: str, encoder: str | No
     gold, tasks = _gold(test)
     rows = {}
     for condition in ("gold", "retrieved", "mismatched", "none"):
-        preds = predict(artifact, test, condition)  # type: ignore[arg-type]
+        preds = predict(artifact, test, condition)
         rows[condition] = ConditionResult(condition=condition, scores=score(gold, preds, tasks, n_resamples=n_resamples, seed=seed), predictions=preds)
     # Beyond the paper's table: the classifier trained on the clause it is deployed with.
     matched = train_artifact(train, "structured", retriever=retriever, encoder=encoder, seed=seed, train_policy="retrieved")
@@ -93,7 +93,7 @@ MATCHED = "retrieved, trained on retrieved"
 def representation_ablation(train: ProbeSet, test: ProbeSet, *, retriever: str, encoder: str | None, seed: int, n_resamples: int) -> ComparisonTable:
     """Each representation trained and tested with the gold clause; deltas against raw."""
     gold, tasks = _gold(test)
-    rows = {}
+    rows: dict[str, ConditionResult] = {}
     for rep in REPRESENTATIONS:
         artifact = train_artifact(train, rep, retriever=retriever, encoder=encoder, seed=seed)
         check_disjoint(artifact.meta.probe_ids, test)

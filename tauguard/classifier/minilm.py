@@ -58,7 +58,7 @@ class MiniLM:
             # Copies: safetensors' arrays view an unaligned buffer, which makes numpy skip BLAS
             # (a 256-token pass took 20x longer). Dense weights are stored transposed once.
             self.weights = {
-                k: np.ascontiguousarray(v.T if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight")) else v)
+                k: np.ascontiguousarray(v.T if k.endswith(("dense.weight", "query.weight", "key.weight", "value.weight")) else v)
                 for k, v in load_file(str(directory / "model.safetensors")).items()
             }
             self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))

@@ -80,9 +80,9 @@ def conversation_before(messages: Sequence[dict[str, Any]], end: int) -> Convers
                 if role == "assistant":  # the agent's view: no user-side tool calls
                     conv.add(ConversationEvent(kind="agent_tool_call", tool_call=view))
         elif role == "tool":
-            view = calls.get(str(message.get("id", "")))
-            if view is not None and view.requestor == "assistant":
-                conv.add(ConversationEvent(kind="tool_result", tool_call=view, content=text, error=_failed(message)))
+            answered = calls.get(str(message.get("id", "")))
+            if answered is not None and answered.requestor == "assistant":
+                conv.add(ConversationEvent(kind="tool_result", tool_call=answered, content=text, error=_failed(message)))
     return conv
 
 

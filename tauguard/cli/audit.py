@@ -21,6 +21,7 @@ from tauguard.cli.common import (
     show_progress,
     task_ids_option,
 )
+from tauguard.errors import TauguardInputError
 
 if TYPE_CHECKING:
     from tauguard.trajectories.audit import GuardModel
@@ -123,8 +124,8 @@ def audit(
                 fail(f"--labels {path}: not a file")
         try:
             chosen = load_labels(labels)
-        except ValueError as exc:
-            fail(f"--labels: {exc}")
+        except TauguardInputError as exc:
+            fail(f"--labels: {exc.first_line()}")
     report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard, task_ids=task,
                        progress=ticker, workers=workers, labels=chosen)
     if output is not None:
@@ -163,10 +164,7 @@ def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate
 
     limits: dict[str, list[float]] = {}
     for text in rate_limit:
-        try:
-            model, limit = RateLimit.parse(text)
-        except ValueError as exc:
-            fail(str(exc))
+        model, limit = RateLimit.parse(text)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
         limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
     try:
         # the run's own resolution: packaged guard defaults (temperature 0), the same validation

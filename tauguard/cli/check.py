@@ -105,11 +105,11 @@ def check(
             floors=floors_config,
             metric=metric,
             margin=margin,
-            mode=mode.value,  # type: ignore[arg-type]
+            mode=mode.value,
             n_resamples=resamples,
             confidence=confidence,
             seed=seed,
-            subset=subset.value,  # type: ignore[arg-type]
+            subset=subset.value,
             min_tasks=min_tasks,
             allow_partial=allow_partial,
             allow_unpaired=allow_unpaired,
@@ -141,6 +141,6 @@ def check(
     if fmt == CheckFormat.json:
         typer.echo(render_gate_json(report))
     else:
-        typer.echo(render_gate_text(report, fmt.value), nl=False)  # type: ignore[arg-type]
+        typer.echo(render_gate_text(report, fmt.value), nl=False)
     if not report.passed:
         raise typer.Exit(EXIT_CHECK_FAILED)

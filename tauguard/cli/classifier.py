@@ -197,7 +197,7 @@ def ablate(
     from tauguard.classifier.dataset import check_disjoint
 
     check_disjoint(train_set.ids, test_set)
-    kw = {"retriever": retriever, "encoder": encoder, "seed": seed, "n_resamples": resamples}
+    kw: dict[str, Any] = {"retriever": retriever, "encoder": encoder, "seed": seed, "n_resamples": resamples}
     parts = [f"{test_set.domain}: train {len(train_set.examples)} probes, test {len(test_set.examples)} probes ({test_set.tasks_text()}); seed {seed}"]
     data: dict[str, Any] = {"domain": test_set.domain, "train": train_set.path, "test": test_set.path, "seed": seed}
     for section in sections:

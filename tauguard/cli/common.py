@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3  # a run ended without a measured outcome for every unit (resume finishes it)
+EXIT_INTERNAL = 4  # a bug: the traceback is saved to a file (tauguard.cli.internal_error)
 
 
 class OutputFormat(str, Enum):

@@ -63,7 +63,7 @@ def compare(
             n_resamples=resamples,
             confidence=confidence,
             seed=seed,
-            subset=subset.value,  # type: ignore[arg-type]
+            subset=subset.value,
             domain=domain,
         )
     except (RunLoadError, CompareError) as exc:
@@ -82,4 +82,4 @@ def compare(
     elif fmt == CompareFormat.csv:
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
     else:
-        typer.echo(render_compare_text(report, fmt.value, tasks=tasks))  # type: ignore[arg-type]
+        typer.echo(render_compare_text(report, fmt.value, tasks=tasks))

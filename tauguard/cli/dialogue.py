@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from tauguard.cli.common import fail
+from tauguard.errors import TauguardInputError
 
 app = typer.Typer(help="The dialogue judge (explicit yes, polarity, stated reasons; see docs/dialogue.md).",
                   no_args_is_help=True, add_completion=False)
@@ -125,8 +126,8 @@ def eval_(
         fail("--backend llm needs --guard-llm MODEL (a litellm model string)")
     try:
         loaded = load_cases(_case_files(cases) if cases else None)
-    except ValueError as exc:
-        fail(f"--cases: {exc}")
+    except TauguardInputError as exc:
+        fail(f"--cases: {exc.first_line()}")
     folders = list(trajectories) if trajectories else default_trajectories()
     results = []
     for backend in chosen:

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from tauguard.cli.common import error_line, fail, quiet_environment
+from tauguard.cli.common import clear_startup_notice, error_line, fail, quiet_environment
 from tauguard.errors import TauguardInputError
 
 quiet_environment()
@@ -128,7 +128,9 @@ def _click_error_types() -> tuple[type[BaseException], ...]:
 
 
 def main() -> None:
-    """Console entry point: click's usage errors and user input errors become one `error:` line (exit 2)."""
+    """Console entry point: click's usage errors and user input errors become one `error:` line
+    (exit 2); any other exception is an internal error: one line naming the saved traceback
+    (tauguard.cli.internal_error), exit 4."""
     import sys
 
     try:
@@ -144,4 +146,16 @@ def main() -> None:
             sys.exit(0)  # help was printed
         typer.echo(error_line(exc.format_message()), err=True)  # type: ignore[attr-defined]
         sys.exit(getattr(exc, "exit_code", 2))
+    except BrokenPipeError:  # the reader went away (`tauguard show ... | head`): not a bug
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        sys.exit(1)
+    except Exception as exc:  # a bug, not a bad input: one line, the traceback to a file
+        from tauguard.cli.common import EXIT_INTERNAL
+        from tauguard.cli.internal_error import internal_error_line
+
+        clear_startup_notice()
+        typer.echo(internal_error_line(exc), err=True)
+        sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)

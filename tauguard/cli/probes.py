@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -82,10 +83,7 @@ def build(
         splits = t2.task_splits(domain)
         if split not in splits:
             fail(f"unknown split '{split}' for {domain}; allowed: {', '.join(splits)}")
-        try:
-            probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))
-        except ValueError as exc:
-            fail(str(exc))
+        probes = build_probes(domain, split, task_ids=task, progress=_progress(verbose))  # errors: exit 2 in main
         what = f"{domain}/{split}"
     try:
         write_probes(output, probes)
@@ -126,10 +124,7 @@ def eval_(
                 end = "\n" if done == total or as_lines else "\r"
                 sys.stderr.write(f"  {done}/{total} probes{end}")
 
-    try:
-        check_probes(items)
-    except ValueError as exc:
-        fail(str(exc))
+    check_probes(items)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
     report = evaluate_probes(strategy, items, options, progress=ticker)
     typer.echo(render_report(report, fmt.value))
 
@@ -183,10 +178,7 @@ def sweep_(
     ids = merge_task_ids(task_ids)
     if ids and len(domains) != 1:
         fail("--task-ids needs a single --domain (task ids are per domain)")
-    try:
-        instance = create_strategy(strategy, options)
-    except ValueError as exc:  # unknown strategy or invalid options
-        fail(str(exc))
+    instance = create_strategy(strategy, options)  # unknown strategy or invalid options: exit 2 in main
     selected: dict[str, list[str]] = {}
     for name in domains:
         splits = t2.task_splits(name)
@@ -202,7 +194,7 @@ def sweep_(
     results = {
         name: sweep(
             instance, name, split, follow_reads, options=options, task_ids=chosen,
-            progress=lambda task_id, done, total, name=name: ticker(name, task_id, done, total),
+            progress=functools.partial(ticker, name),
         )
         for name, chosen in selected.items()
     }

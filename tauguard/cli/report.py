@@ -54,7 +54,8 @@ def report(
     from tauguard.store import RunLoadError
 
     check_output_file(output, "-o/--output")  # before any work: a regular file or none yet
-    from tauguard.report.guards import AuditInputError, read_audit
+    from tauguard.errors import TauguardInputError
+    from tauguard.report.guards import read_audit
 
     try:
         audit_objs = [read_audit(a) for a in audits]
@@ -63,7 +64,7 @@ def report(
             from tauguard.benchmark.real_writes import load_labels
 
             labelled = load_labels(labels)
-    except (AuditInputError, ValueError, OSError) as exc:
+    except (TauguardInputError, OSError) as exc:  # AuditInputError, DataFileError
         fail(str(exc))
     if labels and not audits:
         fail("--labels applies to --audit: give the audit report of a run")
@@ -75,7 +76,7 @@ def report(
         gate_base = load_runs([baseline], conversations=False, records=False)[0] if baseline is not None else None
         opts = ReportOptions(
             primary_k=primary_k, seed=seed, n_resamples=resamples, confidence=confidence, floors=floors_config,
-            gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,  # type: ignore[arg-type]
+            gate_baseline=gate_base, gate_metric=metric, gate_margin=margin, gate_mode=mode.value,
             audits=audit_objs, labels=labelled,
         )
         if metric is not None and baseline is None:

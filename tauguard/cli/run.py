@@ -139,10 +139,7 @@ def run(
     for text in rate_limit or []:
         from tauguard.execution.provider import RateLimit
 
-        try:
-            model, limit = RateLimit.parse(text)
-        except ValueError as exc:
-            fail(str(exc))
+        model, limit = RateLimit.parse(text)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
         limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
     overrides: dict[str, Any] = {
         "strategy": strategy,
@@ -179,17 +176,15 @@ def run(
     from tauguard.execution import lifecycle
 
     uptakes = _uptakes(uptake)
-    try:
-        if resume is not None:
-            _refuse_with_resume(resume, {**overrides, "uptake": uptake}, config)
-            plans = [lifecycle.plan_resume(
-                resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
-                no_key=no_key,
-            )]
-        else:
-            plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
-    except ValueError as exc:  # the library's one-line user errors
-        fail(str(exc))
+    # The library's user errors (TauguardInputError) are one line, exit 2 (tauguard.cli.main).
+    if resume is not None:
+        _refuse_with_resume(resume, {**overrides, "uptake": uptake}, config)
+        plans = [lifecycle.plan_resume(
+            resume, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
+            no_key=no_key,
+        )]
+    else:
+        plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
     clear_startup_notice()
     for line in (w for p in plans for w in p.warnings):
         typer.echo(line, err=True)
@@ -204,16 +199,9 @@ def _uptakes(text: str | None) -> list[float]:
     """The --uptake values (each within [0, 1])."""
     if text is None:
         return []
-    values = []
-    for part in _split_list([text]) or []:
-        try:
-            value = float(part)
-        except ValueError:
-            fail(f"--uptake must be numbers within [0, 1], got '{part}'")
-        if not 0.0 <= value <= 1.0:
-            fail(f"--uptake must be within [0, 1], got {part}")
-        values.append(value)
-    return values
+    from tauguard.bounds import parse_proportion
+
+    return [parse_proportion(part, "--uptake") for part in _split_list([text]) or []]
 
 
 def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, Any]]:

@@ -120,9 +120,9 @@ def _cell(guard: Guard, domain: str, clause: packs.Clause, tool: str, pack: pack
             return Cell(status="check", checks=sorted({x for f in found for x in f}), via="parts")
     same = next((r for r in restatements() if r.clause == clause.id), None)
     if same is not None:
-        found = sorted({x for other in same.same_as for x in direct_checks(guard, domain, other, tool)})
-        if found:
-            return Cell(status="check", checks=found, via="restates", reason=same.reason)
+        restated = sorted({x for other in same.same_as for x in direct_checks(guard, domain, other, tool)})
+        if restated:
+            return Cell(status="check", checks=restated, via="restates", reason=same.reason)
     return Cell(status="gap")
 
 

@@ -100,7 +100,7 @@ def stated_reason(view: DialogueView, covered: bool = False) -> Reason | None:
             kind = reason_kind(turn.text)
             if covered:
                 if kind in COVERED:
-                    return Reason(turn.position, turn.text, kind)  # type: ignore[arg-type]
+                    return Reason(turn.position, turn.text, kind)
             elif kind is not None:
                 return Reason(turn.position, turn.text, kind)
             elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(_fold(previous.text)):

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from tauguard.datafiles import load_toml
+from tauguard.errors import TauguardInputError
 
 DIR = Path(__file__).parent
 # The domains tauguard knows: one folder each here with its policy pack and write contract.
@@ -42,7 +43,7 @@ ClauseKind = Literal["identity", "state", "eligibility", "argument", "limit", "d
 CLAUSE_ID = r"^[a-z]+\.[a-z0-9_]+$"
 
 
-class UnknownClauseError(ValueError):
+class UnknownClauseError(TauguardInputError):
     """A clause id that no domain pack defines."""
 
 

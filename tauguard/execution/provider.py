@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tauguard.errors import TauguardInputError
 from tauguard.execution.response_cache import ResponseCache, request_key
 from tauguard.llm_call import book
 
@@ -85,7 +86,7 @@ class RateLimit:
         limit = BOUNDS["--rate-limit RPM / TPM"]
         # `not low <= n <= high` also refuses NaN, which compares false with everything.
         if not model.strip() or not 1 <= len(numbers) <= 2 or any(not limit.low <= n <= limit.high for n in numbers):
-            raise ValueError(
+            raise TauguardInputError(
                 f"invalid --rate-limit '{text}'; expected MODEL=RPM[,TPM] with numbers in {limit.describe()}"
             )
         return model.strip(), cls(rpm=numbers[0], tpm=numbers[1] if len(numbers) == 2 else None)
@@ -320,7 +321,7 @@ def install(
     """
     global _INSTALLED
     with _INSTALL_LOCK:
-        scaled = {m: RateLimit(l.rpm / share, l.tpm / share if l.tpm else None) for m, l in (limits or {}).items()}
+        scaled = {m: RateLimit(lim.rpm / share, lim.tpm / share if lim.tpm else None) for m, lim in (limits or {}).items()}
         if scaled != _STATE.limits:
             _STATE.limits = scaled
             _STATE.buckets.clear()

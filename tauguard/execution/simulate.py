@@ -109,7 +109,7 @@ def _idle(event: Any) -> bool:
     )
 
 
-def _usage(messages: list[Any], cls: type) -> RoleUsage:
+def _usage(messages: list[Any], cls: type[Any]) -> RoleUsage:
     usage = RoleUsage()
     costs = []
     for m in messages:
@@ -200,7 +200,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
     else:
         _scrub_logs(logger)
     start = time.perf_counter()
-    base = dict(
+    base: dict[str, Any] = dict(
         run_id=spec.run_id, domain=spec.domain, task_id=spec.task_id, trial=spec.trial, seed=spec.seed,
         strategy=spec.strategy, simulated=SIM in (spec.agent_llm, spec.user_llm), policy_violation_task=False,
     )
@@ -259,8 +259,8 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
                 "agent": _usage(simulation.messages, t2.AssistantMessage),
                 "user": _usage(simulation.messages, t2.UserMessage),
                 "guard": RoleUsage(
-                    cost=guard["cost"], prompt_tokens=guard["prompt_tokens"],
-                    completion_tokens=guard["completion_tokens"], calls=guard["llm_calls"],
+                    cost=guard["cost"], prompt_tokens=int(guard["prompt_tokens"]),
+                    completion_tokens=int(guard["completion_tokens"]), calls=int(guard["llm_calls"]),
                 ),
             }),
             duration_s=time.perf_counter() - start,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.errors import TauguardInputError
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.draw import apply_plan_faults
 from tauguard.faults.generators import FaultContext, generate
@@ -224,14 +225,14 @@ def build_probes(
 ) -> list[Probe]:
     """Probes for every task of ``split`` (τ²'s split_tasks.json), optionally some tasks only.
 
-    Raises ValueError for an unknown domain, split or task id.
+    Raises TauguardInputError for an unknown domain, split or task id.
     """
     tasks = list(t2.load_tasks(domain, split))
     if task_ids:
         known = {t.id for t in tasks}
         missing = [tid for tid in task_ids if tid not in known]
         if missing:
-            raise ValueError(f"task ids not in {domain}/{split}: {', '.join(missing)}")
+            raise TauguardInputError(f"task ids not in {domain}/{split}: {', '.join(missing)}")
         tasks = [t for t in tasks if t.id in set(task_ids)]
     probes: list[Probe] = []
     for task in tasks:

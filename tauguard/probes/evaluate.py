@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from tauguard import tau2compat as t2
 from tauguard.conversation import Conversation, ConversationEvent
+from tauguard.errors import TauguardInputError
 from tauguard.guard import GuardDecision, Verdict
 from tauguard.probes.build import ReplayCache
 from tauguard.probes.follow_reads import gate_after_reads
@@ -75,7 +76,7 @@ class ProbeReport(BaseModel):
     strategy: str
     options: dict[str, Any] = Field(default_factory=dict)
     probes: int
-    labels: list[str] = Field(default_factory=lambda: list(LABELS))
+    labels: list[str] = Field(default_factory=lambda: [str(label) for label in LABELS])
     confusion: dict[str, dict[str, int]]  # gold label -> predicted label -> count
     per_class: dict[str, ClassScore]
     macro_f1: float
@@ -101,16 +102,16 @@ def _find_task(domain: str, task_id: str, cache: dict[tuple[str, str], t2.Task])
             cache.setdefault((domain, task.id), task)
         if (domain, task_id) in cache:
             return cache[(domain, task_id)]
-    raise ValueError(f"probe refers to unknown {domain} task '{task_id}'")
+    raise TauguardInputError(f"probe refers to unknown {domain} task '{task_id}'")
 
 
 def check_probes(probes: list[Probe]) -> None:
-    """Raise ValueError when a probe names an unknown domain or task (before any scoring)."""
+    """Raise TauguardInputError when a probe names an unknown domain or task (before any scoring)."""
     cache: dict[tuple[str, str], t2.Task] = {}
     tools: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     for probe in probes:
         if probe.domain not in t2.DOMAINS:
-            raise ValueError(f"probe {probe.id or probe.task_id}: unknown domain '{probe.domain}'")
+            raise TauguardInputError(f"probe {probe.id or probe.task_id}: unknown domain '{probe.domain}'")
         _find_task(probe.domain, probe.task_id, cache)
         agent_tools, user_tools = tools.setdefault(probe.domain, t2.tool_types(probe.domain))
         calls = [("agent", probe.call.name)] + [
@@ -120,7 +121,7 @@ def check_probes(probes: list[Probe]) -> None:
         for side, name in calls:
             known = agent_tools if side == "agent" else user_tools
             if name not in known:
-                raise ValueError(
+                raise TauguardInputError(
                     f"probe {probe.id or probe.task_id}: {probe.domain} has no {side} tool '{name}'; "
                     f"allowed: {', '.join(sorted(known))}"
                 )
@@ -211,7 +212,7 @@ def _ratio(num: int, den: int) -> float:
 
 def score(strategy_name: str, options: dict[str, Any], outcomes: list[ProbeOutcome]) -> ProbeReport:
     """Confusion matrix and scores from probe outcomes (labels allow / verify / refuse)."""
-    confusion = {g: {p: 0 for p in LABELS} for g in LABELS}
+    confusion: dict[str, dict[str, int]] = {g: dict.fromkeys(LABELS, 0) for g in LABELS}
     for o in outcomes:
         confusion[o.label][o.predicted] += 1
     per_class: dict[str, ClassScore] = {}

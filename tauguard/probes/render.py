@@ -39,12 +39,13 @@ def _tablefmt(fmt: Format) -> str:
 
 def probe_counts(probes: list[Probe]) -> list[dict[str, object]]:
     """Counts per domain and label, plus per fault class."""
-    rows = []
+    rows: list[dict[str, object]] = []
     by_domain: dict[str, Counter[str]] = {}
     for probe in probes:
         by_domain.setdefault(probe.domain, Counter())[probe.label] += 1
     for domain, counts in sorted(by_domain.items()):
-        rows.append({"domain": domain, **{lab: counts.get(lab, 0) for lab in LABELS}, "total": sum(counts.values())})
+        per_label: dict[str, object] = {lab: counts.get(lab, 0) for lab in LABELS}
+        rows.append({"domain": domain, **per_label, "total": sum(counts.values())})
     return rows
 
 

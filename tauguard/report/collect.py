@@ -56,6 +56,7 @@ from tauguard.report.trials import trial_view
 from tauguard.reporting import compare_json_obj
 from tauguard.store import Run, read_record
 from tauguard.summary import RunSummary, iter_tallies, summarize
+from tauguard.errors import TauguardInputError
 
 # Per-trial views are the bulk of a page; above this many bytes of trial data, further tasks are
 # listed without their trials so that 4 runs x 278 tasks x 4 trials stay well under 3 MB.
@@ -63,7 +64,7 @@ TRIAL_BUDGET_BYTES = 1_200_000  # of trial JSON; the rendered HTML is about 1.5 
 TRIALS_PER_RUN = 2  # per changed task and run: the first failed and the first passed trial
 
 
-class ReportError(ValueError):
+class ReportError(TauguardInputError):
     """Runs cannot be reported together; one-line message."""
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.store import Run
+from tauguard.errors import TauguardInputError
 
 HELD = ("VERIFY", "REVISE", "BLOCK")
 WAITING_ON_LABELS = (
@@ -173,7 +174,7 @@ def guard_stats(runs: Sequence[Run]) -> list[GuardStatsRow]:
 # --------------------------------------------------------------------------- false holds
 
 
-class AuditInputError(ValueError):
+class AuditInputError(TauguardInputError):
     """An audit file that cannot be used; one line for the user."""
 
 

@@ -217,8 +217,9 @@ class SimAgent:
         cut = [self.faults[f].write_index for f in stop.fault_ids if f in self.faults and self.faults[f].kind == "premature_stop"]
         if not cut or cut[0] is None:
             return []
-        start = next((i for i, s in enumerate(self.gold_plan) if s.write_index == cut[0]), None)
-        return [] if start is None else [s.model_copy(deep=True) for s in self.gold_plan[start:]]
+        plan = self.gold_plan or []
+        start = next((i for i, s in enumerate(plan) if s.write_index == cut[0]), None)
+        return [] if start is None else [s.model_copy(deep=True) for s in plan[start:]]
 
     def _resumed_request(self) -> list[Step]:
         """Feedback-only: the steps of the open request the guidance names, if derivable."""
@@ -407,12 +408,13 @@ class SimAgent:
             remedy = read.model_copy(update={"id": f"remedy-{read.name}-{self.call_counter}"})
             reads.append(Step(kind="call", call=remedy, tool_type="READ"))
         if step.gold and step.call is not None:
+            plan = self.gold_plan or []
             gold_pos = next(
-                (i for i, s in enumerate(self.gold_plan) if s.kind == "call" and s.call is not None and s.call.id == step.call.id),
+                (i for i, s in enumerate(plan) if s.kind == "call" and s.call is not None and s.call.id == step.call.id),
                 None,
             )
             if gold_pos is not None:
-                reads += [self.gold_plan[i] for i in observing_reads(self.gold_plan, gold_pos)]
+                reads += [plan[i] for i in observing_reads(plan, gold_pos)]
         if decision.remediation and (not reads or self.remediations.get(id(step), 0) >= 2):
             # Nothing to read, or reading did not help: the guard wants something from the
             # dialogue (a reason, a request); ask the user.

@@ -93,7 +93,7 @@ def write_run(
                         reward=None if err else (1.0 if outcome else 0.0),
                         success=None if err else bool(outcome),
                         attacked=attack != "-",
-                        attack_success=None if attack == "-" else attack,  # type: ignore[arg-type]
+                        attack_success=None if attack == "-" else attack,
                         guard_events=events,
                         error="LLM provider timeout" if err else None,
                     )

@@ -22,13 +22,14 @@ from pydantic import BaseModel, Field
 from tauguard import tau2compat as t2
 from tauguard.store import Run
 from tauguard.trajectories.importer import run_tasks
+from tauguard.errors import TauguardInputError
 
 # Keys the importer adds to a stored simulation; not part of τ²'s SimulationRun.
 _ADDED = ("placement", "source_task_id", "filled")
 TAUGUARD_KEY = "tauguard"
 
 
-class ExportError(ValueError):
+class ExportError(TauguardInputError):
     """A run that cannot be exported as asked; one line for the user."""
 
 

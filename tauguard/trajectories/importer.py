@@ -16,7 +16,7 @@ from collections import Counter
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -27,13 +27,14 @@ from tauguard.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
 from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts
 from tauguard.trajectories.load import ResultsFile
+from tauguard.errors import TauguardInputError
 
-IMPORTED = "imported"
+IMPORTED: Final = "imported"
 # The parts of a task definition that scoring or replay read.
 _COMPARED = ("actions", "reward_basis", "communicate_info", "env_assertions")
 
 
-class ImportRunError(ValueError):
+class ImportRunError(TauguardInputError):
     """An import that cannot proceed (e.g. the run directory exists); one line for the user."""
 
 
@@ -286,7 +287,8 @@ def role_usage(messages: list[dict[str, Any]], role: str, recorded_cost: Any, ha
         cost = float(recorded_cost) if recorded_cost is not None else None
     else:
         costs = [m.get("cost") for m in own if "cost" in m]
-        cost = float(sum(costs)) if costs and all(c is not None for c in costs) else None
+        known = [c for c in costs if c is not None]
+        cost = float(sum(known)) if costs and len(known) == len(costs) else None
     return RoleUsage(cost=cost, prompt_tokens=prompt, completion_tokens=completion, calls=calls)
 
 
@@ -318,9 +320,11 @@ def complete_simulation(sim: dict[str, Any], timestamp: str | None) -> dict[str,
     out = dict(sim)
     for key in ("start_time", "end_time"):
         if not out.get(key):
-            out[key], _ = (timestamp or "unknown"), filled.append(key)
+            out[key] = timestamp or "unknown"
+            filled.append(key)
     if out.get("duration") is None:
-        out["duration"], _ = 0.0, filled.append("duration")
+        out["duration"] = 0.0
+        filled.append("duration")
     if not out.get("termination_reason"):
         last = next((m for m in reversed(out["messages"]) if isinstance(m, dict) and m.get("role") in ("user", "assistant")), None)
         text = str((last or {}).get("content") or "")
@@ -330,7 +334,8 @@ def complete_simulation(sim: dict[str, Any], timestamp: str | None) -> dict[str,
         elif last and last["role"] == "assistant" and "###STOP###" in text:
             reason = "agent_stop"
         if reason:
-            out["termination_reason"], _ = reason, filled.append("termination_reason")
+            out["termination_reason"] = reason
+            filled.append("termination_reason")
     if filled:
         out["filled"] = filled
     return out
@@ -341,6 +346,7 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
     from tauguard.process import score_record
 
     default_seed = int(results.info.get("seed") or 0)
+    domain = _resolved(results)
     records = []
     for sim, task in chosen:
         sim = complete_simulation(sim, results.timestamp)
@@ -352,13 +358,13 @@ def build_records(results: ResultsFile, run_id: str, chosen: list[tuple[dict[str
         records.append(
             TrialRecord(
                 run_id=run_id,
-                domain=results.domain,
+                domain=domain,
                 task_id=task.id,
                 trial=sim["trial"],
-                seed=int(sim.get("seed") if sim.get("seed") is not None else default_seed),
+                seed=int(sim["seed"]) if sim.get("seed") is not None else default_seed,
                 strategy=IMPORTED,
                 simulated=is_simulated(results),
-                policy_violation_task=t2.is_policy_violation_task(results.domain, task),
+                policy_violation_task=t2.is_policy_violation_task(domain, task),
                 reward=reward,
                 success=is_success(reward) if reward is not None else None,
                 termination_reason=sim.get("termination_reason"),
@@ -431,9 +437,9 @@ def build_manifest(
         updated_at=stamp,
         simulated=simulated,
         strategy=IMPORTED,
-        domains=[results.domain],
+        domains=[_resolved(results)],
         split=IMPORTED,
-        task_ids={results.domain: list(check.included)},
+        task_ids={_resolved(results): list(check.included)},
         trials=max(trials, 1),
         agent_llm=_model_name(results, "agent"),
         user_llm=_model_name(results, "user"),
@@ -503,6 +509,13 @@ class ImportResult(BaseModel):
     filled_fields: dict[str, int] = Field(default_factory=dict)  # τ² fields the file lacks -> simulations filled
 
 
+def _resolved(results: ResultsFile) -> str:
+    """The domain of ``results`` once :func:`resolve_domain` has set it."""
+    if results.domain is None:
+        raise RuntimeError(f"{results.path}: records built before the domain was resolved")
+    return results.domain
+
+
 def resolve_domain(results: ResultsFile) -> ResultsFile:
     """``results`` with its domain set: the file's or the option's, else inferred from the recorded gold."""
     if results.domain is not None:
@@ -559,7 +572,7 @@ def import_results(
     return ImportResult(
         run_dir=str(run_dir),
         run_id=run_id,
-        domain=results.domain,
+        domain=_resolved(results),
         simulations=len(results.simulations),
         imported=len(records),
         excluded_tasks=dict(check.excluded),

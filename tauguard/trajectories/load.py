@@ -23,9 +23,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.trajectories.models import FileModels, file_models
+from tauguard.errors import TauguardInputError
 
 
-class ResultsFileError(ValueError):
+class ResultsFileError(TauguardInputError):
     """The file is not a readable τ² results file; one line for the user."""
 
 

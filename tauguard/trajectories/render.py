@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tabulate import tabulate
 
 from tauguard.benchmark.audit import rate_text
@@ -56,7 +58,7 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
     lines.append("")
     rows = []
     for s in r.strategies:
-        row = {
+        row: dict[str, Any] = {
             "strategy": s.strategy,
             "held gold/passed (false-block proxy)": _rate(s.by_class["gold_passed"]),
             "held off-gold/failed (catch proxy)": _rate(s.by_class["off_gold_failed"]),

@@ -74,7 +74,7 @@ def _calls(message: dict[str, Any], requestor: str) -> list[ToolCallView]:
 
 
 def _flat(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    out = []
+    out: list[tuple[int, dict[str, Any]]] = []
     for index, message in enumerate(messages):
         if message.get("role") == "tool" and isinstance(message.get("tool_messages"), list):
             out.extend((index, m) for m in message["tool_messages"])
@@ -140,20 +140,20 @@ def replay_recorded(
             if message.get("content"):
                 add(ConversationEvent(kind="user_message", content=message["content"]))
         elif role == "tool":
-            call = pending.pop(str(message.get("id") or ""), None)
-            if call is None:
+            called = pending.pop(str(message.get("id") or ""), None)
+            if called is None:
                 replay.mismatches.append(Mismatch(step=step, tool="?", requestor=str(message.get("requestor")),
                                                   recorded=str(message.get("content"))[:500], replayed="",
                                                   why="a tool result with no pending call"))
                 continue
-            result = call_tool(env, call)
+            result = call_tool(env, called)
             replay.tool_calls += 1
             if result.error:
-                replay.errors.append((len(conv.events), f"{call.name}: {result.content}"))
+                replay.errors.append((len(conv.events), f"{called.name}: {result.content}"))
             equal, benign = compare_results(message.get("content"), result.content)
             if not equal:
                 replay.mismatches.append(Mismatch(
-                    step=step, tool=call.name, requestor=call.requestor, recorded=str(message.get("content"))[:500],
+                    step=step, tool=called.name, requestor=called.requestor, recorded=str(message.get("content"))[:500],
                     replayed=str(result.content)[:500], benign=benign,
                     why="differs only in the pydantic version of an error URL" if benign else "replayed result differs",
                 ))

@@ -102,8 +102,10 @@ def rescore_run(run: Run, progress: Callable[[int, int], None] | None = None) ->
             agree = _close(rec.reward, info.reward)
             notes = [] if agree else [_explain(recorded_bd, bd)]
             if replay.mismatches:
-                first = replay.mismatches[0]
-                notes.append(f"{len(replay.mismatches)} replayed result(s) differ, first {first.tool} at message {first.step}: {first.why}")
+                mismatch = replay.mismatches[0]
+                notes.append(
+                    f"{len(replay.mismatches)} replayed result(s) differ, first {mismatch.tool} at message {mismatch.step}: {mismatch.why}"
+                )
             results.append(
                 Rescored(task_id=rec.task_id, trial=rec.trial, recorded=rec.reward, rescored=info.reward, agree=agree,
                          recorded_breakdown=recorded_bd, rescored_breakdown=bd, explanation="; ".join(notes),

@@ -251,8 +251,8 @@ def flights_searched(ctx: CheckContext) -> CheckResult:
         if res is None:
             return _missing_reservation(rid)
         current = set(_pairs(res.get("flights")))
-    for read in ctx.evidence.entities_of("reservation"):
-        current |= set(_pairs(read.get("flights")))
+    for reservation in ctx.evidence.entities_of("reservation"):
+        current |= set(_pairs(reservation.get("flights")))
     searched = ctx.evidence.searched_flights()
     unseen = [p for p in _pairs(ctx.arg("flights")) if p not in current and p not in searched]
     if unseen:

@@ -131,8 +131,8 @@ MAP = DomainMap(
         "send_certificate": lambda led, call: [f"users/{call.arguments.get('user_id')}/payment_methods"],
     },
     hint=_hint,
-    returns={tool: "get_reservation_details" for tool in (
+    returns=dict.fromkeys((
         "book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
         "update_reservation_passengers",
-    )},
+    ), "get_reservation_details"),
 )

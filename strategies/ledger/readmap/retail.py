@@ -94,8 +94,8 @@ MAP = DomainMap(
         "modify_user_address": lambda led, call: [f"users/{call.arguments.get('user_id')}/address"],
     },
     hint=_hint,
-    returns={**{tool: "get_order_details" for tool in (
+    returns={**dict.fromkeys((
         "cancel_pending_order", "modify_pending_order_address", "modify_pending_order_items", "modify_pending_order_payment",
         "return_delivered_order_items", "exchange_delivered_order_items",
-    )}, "modify_user_address": "get_user_details"},
+    ), "get_order_details"), "modify_user_address": "get_user_details"},
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from tauguard_strategies.ledger.schemas.telecom import (
     Bill,
     Customer,
@@ -35,7 +37,7 @@ def _by_name(led: TelecomLedger, call: ToolCallView, data: Any) -> list[str]:
     return [_customer(led, item, identified=len(matches) == 1) for item in matches]
 
 
-_BY_PREFIX = {"L": ("lines", Line, "line_id"), "D": ("devices", Device, "device_id"), "B": ("bills", Bill, "bill_id"), "P": ("plans", Plan, "plan_id")}
+_BY_PREFIX: dict[str, tuple[str, type[BaseModel], str]] = {"L": ("lines", Line, "line_id"), "D": ("devices", Device, "device_id"), "B": ("bills", Bill, "bill_id"), "P": ("plans", Plan, "plan_id")}
 
 
 def _details(led: TelecomLedger, call: ToolCallView, data: Any) -> list[str]:
