@@ -552,9 +552,9 @@ def _task_diffs(table: _PairTable, mdef: MetricDef, k: int) -> list[TaskDiff]:
     for pair, *counts in rows:
         a, b = pair.baseline, pair.candidate
         key = tuple(counts)
-        values = memo.get(key)  # type: ignore[call-overload]
+        values = memo.get(key)
         if values is None:
-            values = memo[key] = _diff_values(mdef, key, k)  # type: ignore[index, arg-type]
+            values = memo[key] = _diff_values(mdef, key, k)
         diffs.append(
             TaskDiff(
                 domain=a.domain,

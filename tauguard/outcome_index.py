@@ -127,7 +127,7 @@ def _decode_rows(body: bytes) -> list[IndexRow]:
     import msgspec
 
     try:
-        return _DECODER.decode(body)  # type: ignore[no-any-return]
+        return _DECODER.decode(body)
     except msgspec.DecodeError as exc:  # malformed JSON or a row of another shape
         raise ValueError(str(exc)) from None
 

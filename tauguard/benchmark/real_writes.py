@@ -68,7 +68,7 @@ def unlabelled_writes(path: Path, domain: str, write_tools: set[str]) -> Iterato
                 if not isinstance(call, dict) or call.get("name") not in write_tools:
                     continue
                 yield LabelledWrite(
-                    id=f"{stem}:{s_index}:{w}:{c_index}", domain=domain,  # type: ignore[arg-type]
+                    id=f"{stem}:{s_index}:{w}:{c_index}", domain=domain,
                     source=Source(file=path.name, sim_index=s_index, simulation_id=sim.get("id"),
                                   task_id=None if sim.get("task_id") is None else str(sim.get("task_id"))),
                     write=CallRef(name=str(call["name"]), arguments=dict(call.get("arguments") or {}), message_index=w,

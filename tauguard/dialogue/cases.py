@@ -152,7 +152,7 @@ def candidates(path: Path, domain: str, write_tools: set[str], window: int = 3) 
                               message_index=w, call_index=c_index, error=errors.get(str(call.get("id")), False))
                 for i, j in pairs_before(messages, w)[-window:]:
                     yield ConfirmationCase(
-                        id=f"{stem}:{s_index}:{w}:{c_index}:{i}", domain=domain,  # type: ignore[arg-type]
+                        id=f"{stem}:{s_index}:{w}:{c_index}:{i}", domain=domain,
                         source=Source(file=path.name, sim_index=s_index, simulation_id=sim.get("id"),
                                       task_id=None if sim.get("task_id") is None else str(sim.get("task_id"))),
                         write=ref, statement=TurnRef(message_index=i, content=_text(messages[i])),

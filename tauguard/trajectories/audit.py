@@ -30,6 +30,7 @@ import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
@@ -249,7 +250,7 @@ class _Gate:
             if self.tool_types.get(call.name) != "WRITE":
                 continue
             start = time.perf_counter()
-            (decision, after), used = self._metered(lambda call=call: self._decide_and_follow(call))
+            (decision, after), used = self._metered(partial(self._decide_and_follow, call))
             self.seconds += time.perf_counter() - start
             # a plug-in that calls its model around llm_call reports its own usage on the decision
             self.on_write(self.name, step, call, decision, after, used if used.llm_calls else decision.usage)
@@ -299,7 +300,7 @@ class _Part:
 
     audited: dict[str, list[AuditedWrite]]
     replay: ReplayStats = field(default_factory=ReplayStats)
-    seconds: Counter[str] = field(default_factory=Counter)
+    seconds: dict[str, float] = field(default_factory=partial(defaultdict, float))  # hook time per strategy
     usage: dict[str, GuardUsage] = field(default_factory=dict)
     scripted: int = 0
 
@@ -456,7 +457,8 @@ def audit_run(
             for field_ in ("simulations", "tool_calls", "mismatches", "benign", "unfaithful_simulations"):
                 setattr(merged.replay, field_, getattr(merged.replay, field_) + getattr(part.replay, field_))
             merged.replay.details.extend(part.replay.details)
-            merged.seconds.update(part.seconds)
+            for name, spent in part.seconds.items():
+                merged.seconds[name] += spent
         if progress is not None:
             progress(len(records), len(records))
     audited, replay_stats, seconds = merged.audited, merged.replay, merged.seconds

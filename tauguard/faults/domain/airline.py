@@ -43,6 +43,15 @@ def _date_status(db: Any, flight_number: str, date: str) -> Any | None:
     return flight.dates.get(date)
 
 
+def _price(db: Any, flight_number: str, date: str, cabin: str) -> Any:
+    """The cabin price of a flight date the caller knows exists (checked by :func:`_bookable`),
+    as the DB has it (int or float: the generated arguments keep the DB's number type)."""
+    status = _date_status(db, flight_number, date)
+    if status is None:
+        raise KeyError(f"flight {flight_number} has no date {date}")
+    return status.prices[cabin]
+
+
 def _bookable(db: Any, flight_number: str, date: str, cabin: str, passengers: int) -> bool:
     status = _date_status(db, flight_number, date)
     return status is not None and status.status == "available" and status.available_seats[cabin] >= passengers
@@ -95,7 +104,7 @@ def _update_cost(db: Any, res: Any, cabin: str, flights: list[dict[str, str]]) -
             continue
         if not _bookable(db, info["flight_number"], info["date"], cabin, pax):
             return None
-        total += _date_status(db, info["flight_number"], info["date"]).prices[cabin] * pax
+        total += _price(db, info["flight_number"], info["date"], cabin) * pax
     return total - sum(seg.price for seg in res.flights) * pax
 
 
@@ -325,7 +334,7 @@ def too_many_passengers(ctx: FaultContext) -> ToolCallView | None:
     for info in args["flights"]:
         if not _bookable(db, info["flight_number"], info["date"], cabin, n):
             return None
-        price += _date_status(db, info["flight_number"], info["date"]).prices[cabin] * n
+        price += _price(db, info["flight_number"], info["date"], cabin) * n
     if args["insurance"] == "yes":
         price += INSURANCE_FEE * n
     price += BAG_FEE * args["nonfree_baggages"]
@@ -444,7 +453,7 @@ def _dearer_itineraries(db: Any, flights: list[dict[str, Any]], cabin: str, pass
                 continue
             if not _bookable(db, number, seg["date"], cabin, passengers):
                 continue
-            extra = (_date_status(db, number, seg["date"]).prices[cabin] - status.prices[cabin]) * passengers
+            extra = (_price(db, number, seg["date"], cabin) - status.prices[cabin]) * passengers
             if extra > 0:
                 yield flights[:i] + [{"flight_number": number, "date": seg["date"]}] + flights[i + 1 :], extra
 
