@@ -95,6 +95,26 @@ def test_write_after_a_transfer_or_a_refusal_of_that_tool_fails():
     assert kept.valid and kept.applicable == 1
 
 
+def test_a_refusal_binds_the_target_it_names_not_every_later_write_of_the_tool():
+    """Sim retail 107 (seed 300): the agent relays a guard's REVISE as "I cannot perform
+    exchange_delivered_order_items" about one order, then makes a confirmed exchange on another.
+    Only a write on the refused order (or after a refusal naming no read order) contradicts it."""
+    msgs = _retail_cancel()
+    ask = next(i for i, m in enumerate(msgs) if m.get("content") == texts.confirm_request("cancel_pending_order", CANCEL))
+    other_args = {**CANCEL, "order_id": "#W17"}  # "#W1" is a prefix: ids match whole, not as substrings
+    refused_other = [
+        *_agent_call("r2", "get_order_details", {"order_id": "#W17"}),
+        _say("assistant", texts.confirm_request("cancel_pending_order", other_args)), _say("user", texts.USER_YES),
+        _say("assistant", texts.cannot_do("cancel_pending_order", "it is already delivered")), _say("user", "Okay."),
+    ]
+    report = _score("retail", msgs[:ask] + refused_other + msgs[ask:])
+    assert report.valid, report.failures  # the refused order is #W17; the write cancels #W1
+    at = next(i for i, m in enumerate(msgs) if (m.get("tool_calls") or [{}])[0].get("name") == "cancel_pending_order")
+    same = _say("assistant", texts.cannot_do("cancel_pending_order", "order #W1 is not pending"))
+    report = _score("retail", msgs[:ask] + refused_other + msgs[ask:at] + [same] + msgs[at:])
+    assert [(f.check, f.clause_id) for f in report.failures] == [("no_write_after_refusal", "retail.transfer_scope")]
+
+
 def _device(name: str, cid: str) -> list[dict]:
     return [{"role": "user", "content": None, "tool_calls": [_call(cid, name, {}, "user")]}, _tool(cid, "done", "user")]
 
