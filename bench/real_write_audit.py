@@ -45,7 +45,10 @@ def _import(path: Path, runs: Path) -> Path | None:
     domain = name.split("_")[0]
     try:
         results = read_results(path, domain=domain)
-        import_results(results, runs, name=name, relabel=domain == "retail")
+        # Every write in these files is labelled, the ones in simulations whose task placement is
+        # ambiguous included (their label names the task it was read against): keep them, or the
+        # denominators shrink with no one choosing it.
+        import_results(results, runs, name=name, relabel=domain == "retail", accept_ambiguous=True)
     except Exception as exc:  # noqa: BLE001  a file the importer refuses is reported, not fatal
         print(f"skip {path.name}: {exc}")
         return None
