@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +42,17 @@ def _import(path: Path, runs: Path) -> Path | None:
     name = path.name.split(".json")[0]
     target = runs / name
     if (target / "manifest.json").exists():
+        # A reused import must hold what this script would import, or the figures silently
+        # depend on how the folder was made (an import without --accept-ambiguous drops labelled writes).
+        counts = json.loads((target / "manifest.json").read_text()).get("counts", {})
+        if counts.get("excluded_simulations", 0) > counts.get("different_task_version", 0):
+            print(
+                f"error: {target} was imported without some simulations the labels cover "
+                f"({counts['excluded_simulations']} excluded, {counts.get('different_task_version', 0)} of them "
+                "for another task version); remove it or give another --runs folder",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
         return target
     domain = name.split("_")[0]
     try:
