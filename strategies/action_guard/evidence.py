@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.dialogue.statement import walk_dicts
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.view import DialogueView, view_of
 
 # The key that identifies an entity in tau2's tool results, by priority: a retail order also

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, Verdict
-from tauguard.replay import agent_view, call_tool
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, Verdict
+from tauguard.tau2_adapter.replay import agent_view, call_tool
 from tauguard.sim.oracle import dedupe, reads_for
 
 # Each round performs the reads the last decision names that were not yet done for this
