@@ -142,13 +142,15 @@ class GuardedAgent(BaseAgent):
     def _gate(self, out: Any) -> dict[str, GuardDecision]:
         assert self.session is not None
         held: dict[str, GuardDecision] = {}
-        for call in out.tool_calls:
+        calls = [_view(call) for call in out.tool_calls]
+        for index, call in enumerate(out.tool_calls):
             if self.tool_types.get(call.name) != "WRITE":
                 continue
-            view = _view(call)
+            view = calls[index]
             start = time.perf_counter()
             try:
-                decision = self.session.before_write(view, self.conversation)
+                # the message's earlier calls run first if it is allowed: the guard sees them
+                decision = self.session.before_write(view, self.conversation.gated_at(calls[:index]))
             except Exception as exc:  # a crashing guard must not pass a write silently
                 decision = GuardDecision(
                     verdict=Verdict.VERIFY,

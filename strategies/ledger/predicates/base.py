@@ -60,6 +60,9 @@ class GateContext:
     # identify a user: the user id they state (``IdentityWay.stated``; airline only).
     user_text: str = ""
     stated_identity: bool = False  # the domain's contract has a stated-id identification way
+    # The calls before the proposed one in its agent message: issued, not yet executed, so not
+    # in the ledger's history (tauguard.conversation.Conversation.gated_at).
+    pending: tuple[ToolCallView, ...] = ()
 
     def arg(self, name: str, default: Any = None) -> Any:
         """An argument of the proposed call."""
