@@ -78,7 +78,7 @@ class Evidence:
     # The conversation as the dialogue judge reads it (tauguard.dialogue).
     view: DialogueView = field(default_factory=DialogueView)
     # The calls before the gated one in its agent message: issued, not yet executed
-    # (tauguard.conversation.Conversation.gated_at). No entity fact comes from them.
+    # (tauguard.strategy_api.conversation.Conversation.gated_at). No entity fact comes from them.
     pending: list[ToolCallView] = field(default_factory=list)
 
     @classmethod

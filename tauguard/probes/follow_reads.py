@@ -42,7 +42,7 @@ def gate_after_reads(
 
     The reads (calls and results) are appended to ``conversation``; ``earlier``, the calls
     before ``call`` in its agent message, follow them when the call is gated again
-    (:meth:`~tauguard.conversation.Conversation.gated_at`). Returns the last
+    (:meth:`~tauguard.strategy_api.conversation.Conversation.gated_at`). Returns the last
     decision and how many reads were made. Stops when the decision is no VERIFY naming
     reads, when every requested read was already done for this write, or after
     :data:`MAX_READ_ROUNDS` rounds.

@@ -61,7 +61,7 @@ class GateContext:
     user_text: str = ""
     stated_identity: bool = False  # the domain's contract has a stated-id identification way
     # The calls before the proposed one in its agent message: issued, not yet executed, so not
-    # in the ledger's history (tauguard.conversation.Conversation.gated_at).
+    # in the ledger's history (tauguard.strategy_api.conversation.Conversation.gated_at).
     pending: tuple[ToolCallView, ...] = ()
 
     def arg(self, name: str, default: Any = None) -> Any:
