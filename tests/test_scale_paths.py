@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tauguard import outcome_index
-from tauguard.compare import _unique_rows, align, align_tables
+from tauguard.runs import outcome_index
+from tauguard.analysis.compare import _unique_rows, align, align_tables
 from tauguard.gc_pause import gc_paused, gc_paused_command
-from tauguard.metrics import METRICS, TaskOutcome, outcomes_from_units, task_sort_key
-from tauguard.outcome_index import INDEX, UnitOutcome, read_index
-from tauguard.task_table import TaskTable, row_groups
+from tauguard.analysis.metrics import METRICS, TaskOutcome, outcomes_from_units, task_sort_key
+from tauguard.runs.outcome_index import INDEX, UnitOutcome, read_index
+from tauguard.analysis.task_table import TaskTable, row_groups
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 

@@ -1,13 +1,13 @@
 """A run's task outcomes as columns: one row per (domain, task), its counts in numpy arrays.
 
-:func:`tauguard.metrics.outcomes_from_units` reduces a run's unit outcomes (one per trial) to
-one :class:`~tauguard.metrics.TaskOutcome` per task. At 100x (10^5 trials, 27,800 tasks per
+:func:`tauguard.analysis.metrics.outcomes_from_units` reduces a run's unit outcomes (one per trial) to
+one :class:`~tauguard.analysis.metrics.TaskOutcome` per task. At 100x (10^5 trials, 27,800 tasks per
 run) building those pydantic objects, and pairing them, was most of `compare`'s time, while the
 metrics read only a few distinct ones: tasks with equal counts have equal per-task values.
 :class:`TaskTable` holds the same reduction as arrays, so `compare` and `check` align, select
-and group tasks with array operations and build a :class:`~tauguard.metrics.TaskOutcome` only
+and group tasks with array operations and build a :class:`~tauguard.analysis.metrics.TaskOutcome` only
 for each distinct row (:meth:`TaskTable.outcome`). :meth:`TaskTable.outcomes` gives the list
-:func:`~tauguard.metrics.outcomes_from_units` always gave, object for object.
+:func:`~tauguard.analysis.metrics.outcomes_from_units` always gave, object for object.
 
 Pure library: imports neither tau2 nor litellm.
 """
@@ -22,8 +22,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from tauguard.metrics import Subset, TaskOutcome, task_sort_key
-from tauguard.outcome_index import UnitOutcome
+from tauguard.analysis.metrics import Subset, TaskOutcome, task_sort_key
+from tauguard.runs.outcome_index import UnitOutcome
 
 # The integer counters of a TaskOutcome, in the order of TaskTable.counts' columns.
 COUNTERS = (
@@ -108,7 +108,7 @@ def row_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, eq=False)
 class TaskTable:
-    """Task outcomes as columns, rows sorted by (domain, task_id) (:func:`~tauguard.metrics.task_sort_key`).
+    """Task outcomes as columns, rows sorted by (domain, task_id) (:func:`~tauguard.analysis.metrics.task_sort_key`).
 
     Row ``i`` is the task outcome ``TaskOutcome(domain=domains[i], task_id=task_ids[i],
     policy_violation_task=policy[i], reward_sum=reward_sum[i], **dict(zip(COUNTERS, counts[i])))``.
@@ -154,14 +154,14 @@ class TaskTable:
         return first, inverse
 
     def outcome(self, i: int) -> TaskOutcome:
-        """Row ``i`` as a :class:`~tauguard.metrics.TaskOutcome`."""
+        """Row ``i`` as a :class:`~tauguard.analysis.metrics.TaskOutcome`."""
         return TaskOutcome(
             domain=self.domains[i], task_id=self.task_ids[i], policy_violation_task=bool(self.policy[i]),
             reward_sum=float(self.reward_sum[i]), **dict(zip(COUNTERS, self.counts[i].tolist())),
         )
 
     def outcomes(self) -> list[TaskOutcome]:
-        """Every row as a :class:`~tauguard.metrics.TaskOutcome`, in order."""
+        """Every row as a :class:`~tauguard.analysis.metrics.TaskOutcome`, in order."""
         rows = zip(self.domains, self.task_ids, self.policy.tolist(), self.reward_sum.tolist(), self.counts.tolist())
         return [
             TaskOutcome(domain=d, task_id=t, policy_violation_task=p, reward_sum=r, **dict(zip(COUNTERS, c)))
@@ -178,7 +178,7 @@ class TaskTable:
         )
 
     def select(self, subset: Subset = "all", domain: str | None = None) -> TaskTable:
-        """The rows of one slice (:func:`tauguard.metrics.select`'s rule)."""
+        """The rows of one slice (:func:`tauguard.analysis.metrics.select`'s rule)."""
         if subset == "all" and domain is None:
             return self
         keep = np.ones(len(self), dtype=bool)
