@@ -88,16 +88,22 @@ def plain_side(trials: int, num_tasks: int | None) -> None:
 def _tree(cmd: list[str], poll: Path | None = None) -> tuple[float, float, float, str]:
     """Run ``cmd``; return (s to the first record of ``poll``, s to the end, CPU s of its process
     tree, stdout). Workers are reaped by the command, so their CPU counts in its rusage."""
+    sink = tempfile.TemporaryFile()  # not a pipe: a chatty child must never block on it
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ))
+    proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=dict(os.environ))
     first = None
-    while poll is not None and proc.poll() is None:
-        if first is None and poll.exists() and poll.stat().st_size > 0:
+    # wait4 (not poll, which would reap the child and lose its rusage) until it exits.
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG if poll is not None else 0)
+        if pid:
+            break
+        if first is None and poll is not None and poll.exists() and poll.stat().st_size > 0:
             first = time.perf_counter() - start
         time.sleep(0.005)
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
     end = time.perf_counter() - start
+    sink.seek(0)
+    out = sink.read().decode()
+    sink.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed")
     return (first if first is not None else end), end, usage.ru_utime + usage.ru_stime, out
