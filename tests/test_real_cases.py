@@ -37,7 +37,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def decisions(imported: Path) -> dict[tuple[str, str], object]:
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import audit_run
 
     found: dict[tuple[str, str], object] = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession
 
 CANCEL = ToolCallView(id="c1", name="cancel_reservation", arguments={"reservation_id": "3JA7XV"})
 CERTIFICATE = ToolCallView(id="c2", name="send_certificate", arguments={"user_id": "mei_brown_7075", "amount": 200})
@@ -51,14 +51,14 @@ class _Inner:
         return None
 
     def generate_next_message(self, message: Any, state: Any) -> tuple[Any, Any]:
-        from tauguard import tau2compat as t2
+        from tauguard.tau2_adapter import compat as t2
 
         calls = [t2.ToolCall(id=c.id, name=c.name, arguments=c.arguments, requestor="assistant") for c in (CANCEL, CERTIFICATE)]
         return t2.AssistantMessage(role="assistant", content=None, tool_calls=calls), state
 
 
 def test_the_live_wrapper_gates_a_later_call_with_the_earlier_ones_pending() -> None:
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.guarded import GuardedAgent
 
     session = _Recording()
@@ -70,8 +70,8 @@ def test_the_live_wrapper_gates_a_later_call_with_the_earlier_ones_pending() -> 
 def test_the_workflow_tracker_does_not_consume_a_held_messages_calls() -> None:
     # A message may be held and asked again: the tracker must not count its pending calls as
     # seen, or it skips the events that later take their places.
-    from tauguard.registry import create_strategy
-    from tauguard.replay import session_context
+    from tauguard.strategy_api.registry import create_strategy
+    from tauguard.tau2_adapter.replay import session_context
 
     session = create_strategy("workflow").new_session(session_context("airline", "5"))
     assert session is not None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.dialogue.statement import walk_dicts
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.view import DialogueView, view_of
 
 # The key that identifies an entity in tau2's tool results, by priority: a retail order also
@@ -78,7 +78,7 @@ class Evidence:
     # The conversation as the dialogue judge reads it (tauguard.dialogue).
     view: DialogueView = field(default_factory=DialogueView)
     # The calls before the gated one in its agent message: issued, not yet executed
-    # (tauguard.conversation.Conversation.gated_at). No entity fact comes from them.
+    # (tauguard.strategy_api.conversation.Conversation.gated_at). No entity fact comes from them.
     pending: list[ToolCallView] = field(default_factory=list)
 
     @classmethod

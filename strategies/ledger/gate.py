@@ -1,6 +1,6 @@
 """The policy gate: every predicate of the proposed WRITE, combined into one GuardDecision.
 
-The predicates' findings are combined by :func:`tauguard.guard.combine` (the most severe
+The predicates' findings are combined by :func:`tauguard.strategy_api.guard.combine` (the most severe
 decides; ties go to the first predicate in registration order). What is the ledger's own:
 a missing or stale fact becomes a VERIFY naming the read that observes it, a predicate
 that cannot read the call's arguments is skipped (left to the tool's own validation), the
@@ -17,8 +17,8 @@ from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.predicates import GateContext, NeedFact, for_tool
 from tauguard_strategies.ledger.readmap import DomainMap
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardDecision, RuleFinding, Verdict, combine, held
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, RuleFinding, Verdict, combine, held
 
 # A predicate that cannot read the call's arguments leaves them to the tool's own validation.
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)

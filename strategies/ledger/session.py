@@ -7,8 +7,8 @@ from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.schemas import new_ledger
 from tauguard_strategies.ledger.readmap import domain_map
 from tauguard_strategies.ledger.update import absorb
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession
 
 
 class LedgerSession(GuardSession):

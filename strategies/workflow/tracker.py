@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard_strategies.workflow.graph import FlatGraph, Node
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
 from tauguard.dialogue.polarity import is_short_answer
 from tauguard.dialogue.statement import facts_of, mentions_value

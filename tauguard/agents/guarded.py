@@ -6,7 +6,7 @@
   reaches the environment: the inner agent receives the decision as that call's error
   result and is asked again, at most ``max_retries`` times per turn, after which the
   wrapper tells the user the action cannot be performed;
-- every firing is recorded as a :class:`~tauguard.guard.GuardEvent`.
+- every firing is recorded as a :class:`~tauguard.strategy_api.guard.GuardEvent`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from tau2.agent.base import BaseAgent
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.inner import append_history, receive_guard_decisions, set_guard_context
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text
 
 HELD_SIBLING = (
     "NOT executed: another call in the same message was held by the guard. "

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, Verdict
-from tauguard.replay import agent_view, call_tool
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, Verdict
+from tauguard.tau2_adapter.replay import agent_view, call_tool
 from tauguard.sim.oracle import dedupe, reads_for
 
 # Each round performs the reads the last decision names that were not yet done for this
@@ -42,7 +42,7 @@ def gate_after_reads(
 
     The reads (calls and results) are appended to ``conversation``; ``earlier``, the calls
     before ``call`` in its agent message, follow them when the call is gated again
-    (:meth:`~tauguard.conversation.Conversation.gated_at`). Returns the last
+    (:meth:`~tauguard.strategy_api.conversation.Conversation.gated_at`). Returns the last
     decision and how many reads were made. Stops when the decision is no VERIFY naming
     reads, when every requested read was already done for this write, or after
     :data:`MAX_READ_ROUNDS` rounds.

@@ -39,15 +39,15 @@ from pydantic import BaseModel, Field, computed_field
 
 from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
 from tauguard.benchmark.real_writes import LabelledWrite, load_labels
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
 from tauguard.llm_call import guard_usage, metered
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.secrets import mask_userinfo
-from tauguard.registry import create_strategy
-from tauguard.replay import feed_session, fresh_environment, session_context
-from tauguard.store import Run
+from tauguard.strategy_api.registry import create_strategy
+from tauguard.tau2_adapter.replay import feed_session, fresh_environment, session_context
+from tauguard.runs.store import Run
 from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import Mismatch, replay_recorded
 

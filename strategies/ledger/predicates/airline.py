@@ -15,7 +15,7 @@ from tauguard_strategies.ledger.schemas.airline import (
     ReservationFlight,
 )
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
-from tauguard.guard import ReadRequest, Verdict
+from tauguard.strategy_api.guard import ReadRequest, Verdict
 
 D = "airline"
 RES_TOOLS = ("cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers")
