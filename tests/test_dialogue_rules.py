@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
 from tauguard.dialogue.cases import load_cases
 from tauguard.dialogue.evaluate import _Conversations, judge_case
