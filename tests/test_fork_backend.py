@@ -30,6 +30,7 @@ def _outcomes(run_dir: Path) -> dict[tuple, tuple]:
     return out
 
 
+@pytest.mark.slow
 def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     forked = lifecycle.run({**CONFIG, "workers": 2, "backend": "fork", "out": str(tmp_path), "name": "fork"})
     alone = lifecycle.run({**CONFIG, "workers": 1, "out": str(tmp_path), "name": "alone"})
@@ -39,6 +40,7 @@ def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     assert sum(1 for v in a.values() if v[3]) > 0  # realistic faults were injected and must match too
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, monkeypatch):
     real = simulate.run_unit
 
