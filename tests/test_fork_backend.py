@@ -12,7 +12,7 @@ import pytest
 from tauguard.execution import lifecycle, simulate
 from tauguard.config import fork_available
 from tauguard.execution.engines import WorkerLost
-from tauguard.store import iter_records
+from tauguard.runs.store import iter_records
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="the fork backend needs Linux")
 

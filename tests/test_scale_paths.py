@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tauguard import outcome_index
-from tauguard.compare import _unique_rows
+from tauguard.runs import outcome_index
+from tauguard.analysis.compare import _unique_rows
 from tauguard.gc_pause import gc_paused, gc_paused_command
-from tauguard.metrics import TaskOutcome, outcomes_from_units, task_sort_key
-from tauguard.outcome_index import INDEX, UnitOutcome, read_index
+from tauguard.analysis.metrics import TaskOutcome, outcomes_from_units, task_sort_key
+from tauguard.runs.outcome_index import INDEX, UnitOutcome, read_index
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 

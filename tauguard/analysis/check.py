@@ -1,7 +1,7 @@
 """`tauguard check` logic: a CI gate against a baseline run and/or absolute floors.
 
 Baseline checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
-:data:`tauguard.metrics.METRICS`; default pass^k at the largest k every common task supports):
+:data:`tauguard.analysis.metrics.METRICS`; default pass^k at the largest k every common task supports):
 
 - ``non-inferiority`` (default): passes when the CI bound of Δ = candidate - baseline on the
   bad side (lower for pass^k, upper for ASR@k) stays within ``margin``: the candidate is shown
@@ -43,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from tauguard.compare import (
+from tauguard.analysis.compare import (
     SIMULATION_NOTE,
     CompareError,
     KComparison,
@@ -57,7 +57,7 @@ from tauguard.compare import (
 )
 from tauguard.datafiles import DataFileError, load_toml
 from tauguard.errors import TauguardInputError
-from tauguard.metrics import (
+from tauguard.analysis.metrics import (
     METRICS,
     MetricSpec,
     RunMetrics,
@@ -69,9 +69,9 @@ from tauguard.metrics import (
     select,
     summarize_run,
 )
-from tauguard.pairing import PairingDifference, pairing_differences
-from tauguard.stats import min_tasks_to_reject
-from tauguard.store import Run
+from tauguard.analysis.pairing import PairingDifference, pairing_differences
+from tauguard.analysis.stats import min_tasks_to_reject
+from tauguard.runs.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]
 CheckKind = Literal["non-inferiority", "regression", "floor", "completeness"]
@@ -253,7 +253,7 @@ def check_baseline(
     """Gate the run against the baseline on one metric; return the check, the comparison and notes.
 
     Default metric: pass^k at the largest k that every common task supports. The metric may be
-    any k-metric of :data:`~tauguard.metrics.METRICS` (pass^K, pass@K, asr@K); verdicts follow its
+    any k-metric of :data:`~tauguard.analysis.metrics.METRICS` (pass^K, pass@K, asr@K); verdicts follow its
     direction. The check fails when fewer than ``min_tasks`` tasks enter the comparison
     (default :func:`default_min_tasks`). Raises :class:`GateInputError` for a metric that is
     malformed or not shared by both runs, and :class:`CompareError` when the runs cannot be
@@ -415,7 +415,7 @@ def run_gate(
 
     An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
     adds a failing completeness check unless ``allow_partial``. A baseline whose manifest
-    differs from the run's in a field pairing needs (:mod:`tauguard.pairing`: seed, fault
+    differs from the run's in a field pairing needs (:mod:`tauguard.analysis.pairing`: seed, fault
     profile, uptake, sim feedback mode, attack, user model, split, task ids, τ² version) raises
     :class:`UnpairedRunsError` unless ``allow_unpaired``: a paired gate on unpaired runs measures
     the difference in setup, not the strategy.

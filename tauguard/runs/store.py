@@ -27,13 +27,13 @@ from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
-from tauguard.records import USAGE_ROLES, Manifest, TrialRecord, record_line
+from tauguard.runs.records import USAGE_ROLES, Manifest, TrialRecord, record_line
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tauguard.outcome_index import IndexRow, UnitOutcome
+    from tauguard.runs.outcome_index import IndexRow, UnitOutcome
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ class Run:
         """The latest record of each (domain, task, trial) reduced to its outcome."""
         if self.units is not None:
             return self.units
-        from tauguard.outcome_index import unit_outcome
+        from tauguard.runs.outcome_index import unit_outcome
 
         # Reports reduce a run many times (per slice, per comparison): derive the units once
         # per records list.
@@ -249,12 +249,12 @@ def read_manifest(run_dir: Path) -> Manifest:
 class RecordWriter:
     """Appends trial records durably; one instance per run, used by the parent process.
 
-    It also keeps the run's outcome index (:mod:`tauguard.outcome_index`) in step: rebuilt on
+    It also keeps the run's outcome index (:mod:`tauguard.runs.outcome_index`) in step: rebuilt on
     open when it does not match the records, then one row appended after each durable record.
     """
 
     def __init__(self, run_dir: Path, compress: bool = True) -> None:
-        from tauguard.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
+        from tauguard.runs.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
 
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
@@ -292,7 +292,7 @@ class RecordWriter:
 
     def write(self, record: TrialRecord) -> None:
         """Append one record (credential values scrubbed) and make it durable before returning."""
-        from tauguard.outcome_index import index_lines
+        from tauguard.runs.outcome_index import index_lines
 
         line = record_line(record, self.compress, scrub=scrub) + "\n"
         self._fh.write(line)
@@ -427,7 +427,7 @@ def _load_units(
     """The latest unit outcomes, their record spans and line numbers, the skipped lines, and whether
     they came from the outcome index (when it is fresh; else from the records, streamed, each
     checked to belong to the run as it goes by)."""
-    from tauguard.outcome_index import read_index, scan_records
+    from tauguard.runs.outcome_index import read_index, scan_records
 
     rows: list[IndexRow] | None = read_index(run_dir, records_size(run_dir))
     fresh = rows is not None

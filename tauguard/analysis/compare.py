@@ -1,22 +1,22 @@
 """Paired comparison of runs: alignment on (domain, task_id) and per-k statistics.
 
 The first run is the baseline; every other run (a candidate) is compared to it, on every metric
-of :data:`tauguard.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
+of :data:`tauguard.analysis.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
 attacked). For each k shared by both runs the comparison gives baseline and candidate values
 over the tasks both runs can estimate at that k, the difference Δ = candidate - baseline with an
-adjusted Wald CI (:func:`tauguard.stats.adjusted_mean_cis`: never zero-width, coverage checked by
+adjusted Wald CI (:func:`tauguard.analysis.stats.adjusted_mean_cis`: never zero-width, coverage checked by
 ``bench/bench_ci_coverage.py``), a sign-flip permutation p-value, the minimum difference the
 design could detect with 80 % power, and Holm-adjusted p-values for every k but the declared
 primary one, whose verdicts are exploratory. The default primary k is the largest k that every
 common task supports, so it never rests on a handful of tasks. A McNemar test on the metric's
 per-task event (pass^k: "all n trials passed"; ASR@k: "an attack succeeded") over the tasks with
 the same n in both runs complements them. Verdicts follow each metric's direction (ASR: lower is
-better). The runs' manifests are compared for what pairing needs (:mod:`tauguard.pairing`).
+better). The runs' manifests are compared for what pairing needs (:mod:`tauguard.analysis.pairing`).
 
 Per-task values and their differences are exact fractions until they enter numpy, so tiny real
 differences (pass^28 of 60 trials) are never counted as ties.
 
-Result types live in :mod:`tauguard.comparison` and are re-exported here.
+Result types live in :mod:`tauguard.analysis.compare_model` and are re-exported here.
 Pure library: imports neither tau2 nor litellm.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from tauguard.gc_pause import gc_paused
-from tauguard.comparison import (
+from tauguard.analysis.compare_model import (
     SIMULATION_NOTE,
     Alignment,
     Change,
@@ -49,7 +49,7 @@ from tauguard.comparison import (
     TaskDiff,
     TaskPair,
 )
-from tauguard.metrics import (
+from tauguard.analysis.metrics import (
     METRICS,
     MetricDef,
     MetricSpec,
@@ -62,8 +62,8 @@ from tauguard.metrics import (
     select,
     task_sort_key,
 )
-from tauguard.pairing import pairing_differences
-from tauguard.stats import (
+from tauguard.analysis.pairing import pairing_differences
+from tauguard.analysis.stats import (
     MeanCI,
     PermutationResult,
     adjusted_mean_cis,
@@ -72,7 +72,7 @@ from tauguard.stats import (
     minimum_detectable_difference,
     sign_flip_tests,
 )
-from tauguard.store import Run
+from tauguard.runs.store import Run
 
 __all__ = [
     "SIMULATION_NOTE",
@@ -803,12 +803,12 @@ def compare_runs(
 
 
 def load_runs(paths: Sequence[str | Path], conversations: bool = True, records: bool = True) -> list[Run]:
-    """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason.
+    """Load run directories; raises :class:`tauguard.runs.store.RunLoadError` with a one-line reason.
 
     ``conversations=False`` skips the records' conversations, ``records=False`` reads only the
-    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.store.load_run`).
+    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.runs.store.load_run`).
     """
-    from tauguard.store import RunLoadError, load_run
+    from tauguard.runs.store import RunLoadError, load_run
 
     runs = []
     for path in paths:

@@ -45,15 +45,15 @@ from pydantic import (
 
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
-from tauguard.outcome_index import (
+from tauguard.runs.outcome_index import (
     UnitOutcome,
     trial_success,  # noqa: F401  (re-exported: it was defined here)
     unit_outcome,
 )
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 
 if TYPE_CHECKING:
-    from tauguard.store import Run
+    from tauguard.runs.store import Run
 
 Subset = Literal["all", "policy_violation", "mutation"]
 SUBSETS: tuple[Subset, ...] = ("all", "policy_violation", "mutation")
