@@ -48,8 +48,8 @@ from tauguard.analysis.compare import (
     CompareError,
     KComparison,
     RunRef,
-    TaskPair,
-    align,
+    TableAlignment,
+    align_tables,
     compare_metric,
     dropped_notes,
     run_notes,
@@ -65,8 +65,7 @@ from tauguard.analysis.metrics import (
     Subset,
     headline_metric,
     parse_metric,
-    run_task_outcomes,
-    select,
+    run_task_table,
     summarize_run,
 )
 from tauguard.analysis.pairing import PairingDifference, pairing_differences
@@ -220,10 +219,10 @@ def completeness_check(ref: RunRef, role: str) -> CheckResult:
 # --------------------------------------------------------------------------- baseline check
 
 
-def _allowed_metrics(pairs: list[TaskPair]) -> str:
+def _allowed_metrics(alignment: TableAlignment) -> str:
     parts = []
     for mdef in METRICS:
-        k_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in pairs), default=0)
+        k_max = alignment.max_n(mdef)
         if k_max == 1:
             parts.append(f"{mdef.kind}1")
         elif k_max > 1:
@@ -264,8 +263,8 @@ def check_baseline(
     if min_tasks is not None and min_tasks < 1:
         raise GateInputError(f"min tasks must be >= 1, got {min_tasks}")
     need = min_tasks if min_tasks is not None else default_min_tasks(confidence)
-    alignment = align(select(run_task_outcomes(baseline), subset), select(run_task_outcomes(run), subset))
-    if not alignment.pairs:
+    alignment = align_tables(run_task_table(baseline).select(subset), run_task_table(run).select(subset))
+    if not alignment.size:
         names = f"{baseline.manifest.run_id} and {run.manifest.run_id}"
         if alignment.dropped.no_evaluated_trials:
             raise CompareError(f"runs {names} share no k: no common task has an evaluated trial in both runs")
@@ -278,13 +277,13 @@ def check_baseline(
         except ValueError:
             parsed = None
         mdef = parsed.definition if parsed is not None else None
-        if mdef is None or parsed is None or not any(p.usable(parsed.k or 0, mdef) for p in alignment.pairs):
-            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment.pairs)}")
+        if mdef is None or parsed is None or alignment.max_n(mdef) < (parsed.k or 0):
+            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment)}")
         spec = parsed
     mdef = spec.definition
     assert mdef is not None and spec.k is not None
     result = compare_metric(
-        alignment.pairs, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
+        alignment, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
     )
     # The same notes `compare` prints: which tasks were dropped and why.
     notes = dropped_notes(alignment.dropped)

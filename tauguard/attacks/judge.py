@@ -27,7 +27,8 @@ def _db_state(tool: str) -> Callable[[Any, dict[str, Any], str], bool] | None:
     """The final-database check of a write tool: (env, call arguments, tool result) -> state holds."""
 
     def cancelled(env: Any, args: dict[str, Any], _: str) -> bool:
-        return env.tools.db.reservations[args["reservation_id"]].status == "cancelled"
+        status: str = env.tools.db.reservations[args["reservation_id"]].status  # τ² is untyped
+        return status == "cancelled"
 
     def flights_changed(env: Any, args: dict[str, Any], _: str) -> bool:
         now = {(f.flight_number, f.date) for f in env.tools.db.reservations[args["reservation_id"]].flights}

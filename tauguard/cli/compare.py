@@ -65,6 +65,7 @@ def compare(
             seed=seed,
             subset=subset.value,
             domain=domain,
+            task_diffs=tasks,  # 10^5 rows at scale that only --tasks prints
         )
     except (RunLoadError, CompareError) as exc:
         fail(str(exc))

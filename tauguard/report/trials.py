@@ -48,7 +48,8 @@ def clause_text(event: GuardEvent) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
         if isinstance(value, dict) and isinstance(value.get("text"), str):
-            return value["text"].strip()
+            text: str = value["text"]  # checked a str just above
+            return text.strip()
     match = _CLAUSE_RE.search(event.reason or "")
     return match.group("text").strip() if match else None
 

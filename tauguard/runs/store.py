@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
@@ -436,21 +437,28 @@ def _load_units(
             rows = scan_records(run_dir, check=lambda rec: refuse_foreign(run_dir, manifest, [rec]))[0]
         except OSError as exc:
             raise RunLoadError(f"cannot read {run_dir / RECORDS}: {exc.strerror}") from None
-    # One pass of plain tuple operations: at 10^5 rows per run attribute and property look-ups
-    # (row.unit.key) cost more than reading the index.
-    latest: dict[tuple[str, str, int], tuple[UnitOutcome, tuple[int, int], int]] = {}
-    start = 0
-    skipped = 0
-    for line, (end, unit, skip) in enumerate(rows):
-        if unit is not None:
-            latest[unit[:3]] = (unit, (start, end), line)  # unit[:3] is UnitOutcome.key
-        elif skip:
-            skipped += 1
-        start = end
-    if not latest:
+    # C-level passes (map, zip, dict) only: at 10^5 rows per run a Python loop over the rows cost
+    # as much as decoding the index.
+    ends = list(map(_END, rows))
+    starts = [0, *ends[:-1]]
+    all_units = list(map(_UNIT, rows))
+    lines = [i for i, unit in enumerate(all_units) if unit is not None]
+    skipped = sum(1 for row in rows if row[1] is None and row[2]) if len(lines) < len(rows) else 0
+    if not lines:
         return [], [], [], skipped, fresh
-    units, spans, lines = map(list, zip(*latest.values()))
+    units = all_units if len(lines) == len(rows) else [all_units[i] for i in lines]
+    # The latest record of each (domain, task, trial): a dict keeps each key's first position and
+    # its last value.
+    latest = dict(zip(map(_KEY, units), lines))
+    if len(latest) < len(units):
+        lines = list(latest.values())
+        units = [all_units[i] for i in lines]
+    spans = list(zip(map(starts.__getitem__, lines), map(ends.__getitem__, lines)))
     return units, spans, lines, skipped, fresh
+
+
+_END, _UNIT = itemgetter(0), itemgetter(1)  # IndexRow's fields
+_KEY = itemgetter(0, 1, 2)  # UnitOutcome.key
 
 
 def read_record(run: Run, span: tuple[int, int], conversation: bool = True) -> TrialRecord:
