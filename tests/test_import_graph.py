@@ -13,13 +13,6 @@ import grimp
 
 # Each entry: the modules of one strongly connected component, as of the last measurement.
 KNOWN_CYCLES: list[frozenset[str]] = [
-    # execution's engines, forkpool and checks with config (the driver work breaks it)
-    frozenset({
-        "tauguard.config", "tauguard.execution.checks", "tauguard.execution.concurrency",
-        "tauguard.execution.engines", "tauguard.execution.engines.dask_engine",
-        "tauguard.execution.engines.driver", "tauguard.execution.engines.ray_engine",
-        "tauguard.execution.forkpool", "tauguard.execution.simulate",
-    }),
     # the LLM call helper and the provider state it books into (the perfllm work)
     frozenset({"tauguard.execution.provider", "tauguard.llm_call"}),
     # probe sets built from imported trajectories, labelled by the classifier's real states
