@@ -64,7 +64,8 @@ class DaskEngine:
     def result(self, handle: Any) -> list[dict[str, Any]]:
         """The future's records; JobLost when its worker died (KilledWorker) or it failed there."""
         try:
-            return handle.result()
+            records: list[dict[str, Any]] = handle.result()  # run_job's result; a Future is untyped
+            return records
         except Exception as exc:
             raise JobLost(first_line(exc)) from None
 

@@ -51,7 +51,8 @@ class RayEngine:
     def result(self, handle: Any) -> list[dict[str, Any]]:
         """The task's records; JobLost when its worker or node died."""
         try:
-            return ray.get(handle)
+            records: list[dict[str, Any]] = ray.get(handle)  # run_job's result; ray is untyped
+            return records
         except RayError as exc:
             raise JobLost(first_line(exc)) from None
 
