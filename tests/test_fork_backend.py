@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tauguard.execution import lifecycle, simulate
-from tauguard.execution.forkpool import WorkerLost, available
+from tauguard.config import fork_available
+from tauguard.execution.engines import WorkerLost
 from tauguard.runs.store import iter_records
 
-pytestmark = pytest.mark.skipif(not available(), reason="the fork backend needs Linux")
+pytestmark = pytest.mark.skipif(not fork_available(), reason="the fork backend needs Linux")
 
 CONFIG = {"domains": ["airline"], "num_tasks": 20, "trials": 2, "faults": "realistic",
           "seed": 300, "strategy": "ledger"}
@@ -91,7 +92,7 @@ def test_real_llm_units_run_on_threads_in_forked_workers(tmp_path: Path, monkeyp
 
 
 def test_sim_jobs_keep_a_tasks_trials_together_unless_workers_would_idle():
-    from tauguard.execution.batch import sim_jobs
+    from tauguard.execution.driver import sim_jobs
     from tauguard.execution.plan import UnitSpec
 
     def units(tasks: int, trials: int) -> list[UnitSpec]:
