@@ -240,7 +240,8 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
         current = [f.get("flight_number") for f in record.get("flights") or [] if isinstance(f, dict)]
         return value in current
     if head == "cabin":
-        return record.get("cabin") == value
+        same: bool = record.get("cabin") == value  # JSON values: == is a bool
+        return same
     if head == "passengers":
         current = [p.get(path.split(".")[-1]) for p in record.get("passengers") or [] if isinstance(p, dict)]
         return value in current
