@@ -95,6 +95,7 @@ def with_loky(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, 
     return records
 
 
+@pytest.mark.slow
 def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _require("ray")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
@@ -107,6 +108,7 @@ def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, 
     _no_cluster_left(before)
 
 
+@pytest.mark.slow
 def test_dask_lost_worker_leaves_its_units_for_resume(
     with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

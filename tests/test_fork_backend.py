@@ -32,6 +32,7 @@ def _outcomes(run_dir: Path) -> dict[tuple, tuple]:
     return out
 
 
+@pytest.mark.slow
 def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     forked = lifecycle.run({**CONFIG, "workers": 2, "backend": "fork", "out": str(tmp_path), "name": "fork"})
     alone = lifecycle.run({**CONFIG, "workers": 1, "out": str(tmp_path), "name": "alone"})
@@ -41,6 +42,7 @@ def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     assert sum(1 for v in a.values() if v[3]) > 0  # realistic faults were injected and must match too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", [
     "fork",
     pytest.param("multiprocessing", marks=pytest.mark.skipif(

@@ -12,6 +12,7 @@ from tauguard.sim.plan import gold_plan
 from tauguard.execution.simulate import run_unit
 
 
+@pytest.mark.slow
 def test_react_sim_passes_every_base_task_of_every_domain(tau2):
     """With all faults off, react + sim passes all 278 base tasks (see README for quirks)."""
     from tauguard.execution.driver import execute
