@@ -255,7 +255,10 @@ class GuardSession:
         return None
 
     def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
-        """Called before each WRITE tool call of the agent."""
+        """Called before each WRITE tool call of the agent.
+
+        ``conversation`` ends with the calls before ``call`` in its agent message, issued and not
+        yet executed (:meth:`~tauguard.strategy_api.conversation.Conversation.pending_calls`)."""
         return GuardDecision.allow()
 
     def after_tool(self, result: ConversationEvent, conversation: Conversation) -> None:
