@@ -174,7 +174,7 @@ def _record_events(run: Run) -> Iterator[tuple[bool, list[_Event]]]:
             ]
         return
     decode = _events_decoder()
-    from tauguard.runs.store import RECORDS
+    from tauguard.runs.records import RECORDS
 
     with open(Path(run.path) / RECORDS, "rb") as fh:
         for start, end in run.spans:
