@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from tauguard.comparison import CompareError, CompareReport, KComparison
 
 ORACLE = "oracle"
+UPTAKE_FIELD = "fault uptake"  # tauguard.pairing's name for the field the curve varies on purpose
 ORACLE_LABEL = "oracle: UPPER BOUND (reacts from the gold plan)"
 
 
@@ -97,9 +98,16 @@ def uptake_curve(report: CompareReport) -> UptakeCurve:
         for mc in comp.metric_comparisons():
             primary = next(r for r in mc.results if r.primary)
             curve.points.append(_point(cand.strategy, cand.run_id, cand.sim_feedback, float(cand.uptake), primary))
-        for line in comp.pairing_warnings():
-            curve.notes.append(f"{cand.run_id}: {line}")
+        # The uptake is the curve's axis: a difference there is the design, not a pairing defect.
+        for diff in comp.pairing:
+            if diff.field != UPTAKE_FIELD:
+                curve.notes.append(f"{cand.run_id}: {diff.warning(base.run_id, cand.run_id)}")
         curve.notes.extend(f"{cand.run_id}: {n}" for n in comp.notes)
+    if base.uptake is not None and any(p.uptake != base.uptake for p in curve.points):
+        curve.notes.append(
+            f"the baseline {base.run_id} ran at uptake {base.uptake:g}"
+            + (": a strategy without a guard never meets guard feedback, so its uptake does not matter" if base.strategy == "react" else "")
+        )
     if any(p.sim_feedback == ORACLE for p in curve.points):
         curve.notes.append("rows marked oracle: the sim agent reacted from the gold plan, an UPPER BOUND on a guard's gain")
     return curve

@@ -507,3 +507,27 @@ def stale_value(ctx: FaultContext) -> ToolCallView | None:
                 passengers[i] = {**passenger, "dob": dob}
                 return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
     return None
+
+
+# An invented date of birth: no user or profile of the airline db has it as theirs (a made-up value).
+INVENTED_DOBS = ("2010-01-01", "2011-01-01")
+
+
+@register_generator("airline.invented_passenger")
+def invented_passenger(ctx: FaultContext) -> ToolCallView | None:
+    """The gold booking with the first companion (a passenger who is not the user) under the
+    user's last name and an invented date of birth: details the agent made up, not collected."""
+    db = _db(ctx)
+    args = ctx.gold_call.arguments
+    user = db.users.get(args.get("user_id"))
+    if ctx.gold_call.name != "book_reservation" or user is None:
+        return None
+    passengers = [dict(p) for p in args.get("passengers", []) if isinstance(p, dict)]
+    me = (user.name.first_name, user.name.last_name)
+    for i, passenger in enumerate(passengers):
+        if (passenger.get("first_name"), passenger.get("last_name")) == me:
+            continue
+        dob = next(d for d in INVENTED_DOBS if d != passenger.get("dob"))
+        passengers[i] = {**passenger, "last_name": user.name.last_name, "dob": dob}
+        return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
+    return None
