@@ -126,28 +126,26 @@ def _calls(simulation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _before_calls(simulation: dict[str, Any], role: str) -> list[str]:
+    """For each call of :func:`_calls`, the text of every ``role`` message before it."""
+    out: list[str] = []
+    texts: list[str] = []
+    for message in simulation.get("messages") or []:
+        if message.get("role") == role:
+            texts.append(str(message.get("content") or ""))
+        elif message.get("role") == "assistant":
+            out.extend("\n".join(texts) for _ in message.get("tool_calls") or [])
+    return out
+
+
 def _seen(simulation: dict[str, Any]) -> list[str]:
     """For each call of :func:`_calls`, the text of every tool result before it."""
-    out: list[str] = []
-    results: list[str] = []
-    for message in simulation.get("messages") or []:
-        if message.get("role") == "tool":
-            results.append(str(message.get("content") or ""))
-        elif message.get("role") == "assistant":
-            out.extend("\n".join(results) for _ in message.get("tool_calls") or [])
-    return out
+    return _before_calls(simulation, "tool")
 
 
 def _said(simulation: dict[str, Any]) -> list[str]:
     """For each call of :func:`_calls`, the text of every user message before it."""
-    out: list[str] = []
-    said: list[str] = []
-    for message in simulation.get("messages") or []:
-        if message.get("role") == "user":
-            said.append(str(message.get("content") or ""))
-        elif message.get("role") == "assistant":
-            out.extend("\n".join(said) for _ in message.get("tool_calls") or [])
-    return out
+    return _before_calls(simulation, "user")
 
 
 def _changed_passenger_values(args: dict[str, Any], gold: dict[str, Any]) -> list[str] | None:
