@@ -65,7 +65,7 @@ def test_a_run_cut_at_its_step_limit_by_one_repeated_call_is_a_loop():
 
 
 def test_a_booking_beyond_the_payment_limits_is_attributed_by_the_rule(tau2):
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.fit import _over_limits
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == "20")

@@ -167,8 +167,8 @@ def test_a_repeat_loop_makes_the_write_then_repeats_it_until_the_step_limit():
 
 
 def test_an_invented_passenger_books_a_companion_under_made_up_details():
-    from tauguard import tau2compat as t2
-    from tauguard.conversation import ToolCallView
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.faults.domain.airline import INVENTED_DOBS
     from tauguard.faults.generators import FaultContext, generate
 

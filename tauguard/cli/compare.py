@@ -12,7 +12,7 @@ from tauguard.cli.common import fail, note_live_runs, ranged
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
-    from tauguard.comparison import CompareReport
+    from tauguard.analysis.compare_model import CompareReport
 
 
 class CompareFormat(str, Enum):
@@ -100,8 +100,8 @@ def compare(
 
 def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
     """`--uptake-curve`: the comparisons as one row per strategy and metric, one column per uptake."""
-    from tauguard.comparison import CompareError
-    from tauguard.uptake_curve import render_curve_text, uptake_curve
+    from tauguard.analysis.compare_model import CompareError
+    from tauguard.analysis.uptake_curve import render_curve_text, uptake_curve
 
     try:
         curve = uptake_curve(report)
