@@ -6,7 +6,7 @@ from typing import Any
 
 from tau2.agent.llm_agent import LLMAgent
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 
 GUARD_CONTEXT_HEADER = "<guard_context>\nThe runtime guard provides the following state and guidance.\n"
 

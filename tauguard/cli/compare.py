@@ -12,7 +12,7 @@ from tauguard.cli.common import fail, note_live_runs, ranged
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
-    from tauguard.comparison import CompareReport
+    from tauguard.analysis.compare_model import CompareReport
 
 
 class CompareFormat(str, Enum):
@@ -56,9 +56,9 @@ def compare(
     the output gives the smallest |Δ| the design could detect. Runs whose manifests differ in
     what pairing needs get one warning line per difference.
     """
-    from tauguard.compare import CompareError, compare_runs, load_runs
-    from tauguard.reporting import render_compare_csv, render_compare_json, render_compare_text
-    from tauguard.store import RunLoadError
+    from tauguard.analysis.compare import CompareError, compare_runs, load_runs
+    from tauguard.analysis.render import render_compare_csv, render_compare_json, render_compare_text
+    from tauguard.runs.store import RunLoadError
 
     if uptake_curve and fmt == CompareFormat.csv:
         fail("--uptake-curve prints table, json or markdown, not csv")
@@ -74,6 +74,7 @@ def compare(
             seed=seed,
             subset=subset.value,
             domain=domain,
+            task_diffs=tasks,  # 10^5 rows at scale that only --tasks prints
         )
     except (RunLoadError, CompareError) as exc:
         fail(str(exc))
@@ -99,8 +100,8 @@ def compare(
 
 def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
     """`--uptake-curve`: the comparisons as one row per strategy and metric, one column per uptake."""
-    from tauguard.comparison import CompareError
-    from tauguard.uptake_curve import render_curve_text, uptake_curve
+    from tauguard.analysis.compare_model import CompareError
+    from tauguard.analysis.uptake_curve import render_curve_text, uptake_curve
 
     try:
         curve = uptake_curve(report)

@@ -13,9 +13,9 @@ import json
 import re
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.dialogue import asks_go_ahead
-from tauguard.replay import opening_message
+from tauguard.tau2_adapter.replay import opening_message
 from tauguard.sim import texts
 
 _CLOSE = re.compile(r"anything else", re.IGNORECASE)
@@ -45,9 +45,7 @@ class SimUser:
 
     def get_init_state(self, message_history: list[Any] | None = None) -> Any:
         """A minimal tau2 UserState."""
-        from tau2.user.base import UserState
-
-        return UserState(system_messages=[], messages=list(message_history or []))
+        return t2.UserState(system_messages=[], messages=list(message_history or []))
 
     def set_seed(self, seed: int) -> None:
         """The sim user is deterministic; the seed is not needed."""

@@ -4,7 +4,7 @@ Uptake (the probability that the sim agent acts on a guard's feedback) is a SIMU
 ASSUMPTION: no real run measures it. This section of `tauguard compare --uptake-curve` lays the
 comparisons of runs made at several uptakes (``tauguard run --uptake 0.2,0.5,0.8``) side by side,
 one row per strategy and metric, one column per uptake, so a gain is read together with the
-uptake it needs. Built from a :class:`~tauguard.comparison.CompareReport` of stored runs only
+uptake it needs. Built from a :class:`~tauguard.analysis.compare_model.CompareReport` of stored runs only
 (no tau2, no litellm).
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from tauguard.comparison import CompareError, CompareReport, KComparison
+from tauguard.analysis.compare_model import CompareError, CompareReport, KComparison
 
 ORACLE = "oracle"
-UPTAKE_FIELD = "fault uptake"  # tauguard.pairing's name for the field the curve varies on purpose
+UPTAKE_FIELD = "fault uptake"  # tauguard.analysis.pairing's name for the field the curve varies on purpose
 ORACLE_LABEL = "oracle: UPPER BOUND (reacts from the gold plan)"
 
 
