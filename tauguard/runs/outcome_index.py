@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from pydantic import TypeAdapter, ValidationError
 
 from tauguard.process.score import record_process
-from tauguard.runs.records import TrialRecord, is_success
+from tauguard.runs.records import RECORDS, TrialRecord, is_success
 
 # The format's version is in the name: a reader never trusts an index of another format.
 INDEX = "outcomes-v1.jsonl"
@@ -127,7 +127,8 @@ def _decode_rows(body: bytes) -> list[IndexRow]:
     import msgspec
 
     try:
-        return _DECODER.decode(body)
+        rows: list[IndexRow] = _DECODER.decode(body)  # a Decoder(list[IndexRow]); _DECODER is Any
+        return rows
     except msgspec.DecodeError as exc:  # malformed JSON or a row of another shape
         raise ValueError(str(exc)) from None
 
@@ -206,8 +207,6 @@ def scan_records(
 ) -> tuple[list[IndexRow], list[RecordTally | None], int]:
     """The index rows and tallies of ``simulations.jsonl`` computed from the records, one line at a
     time (no record is kept; ``check`` sees each one), and the records' size in bytes."""
-    from tauguard.runs.store import RECORDS
-
     rows, tallies = [], []
     end = 0
     path = Path(run_dir) / RECORDS
