@@ -35,7 +35,7 @@ def _repeat_trials(run_dir: Path, copies: int) -> None:
     """Rewrite the imported run with each record repeated as ``copies`` trials of its task."""
     import json
 
-    from tauguard.store import MANIFEST, RECORDS, RecordWriter
+    from tauguard.runs.store import MANIFEST, RECORDS, RecordWriter
 
     lines = (run_dir / RECORDS).read_text(encoding="utf-8").splitlines()
     manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))

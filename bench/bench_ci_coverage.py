@@ -4,7 +4,7 @@ For every cell (tasks 6/10/20/50 × k 1/4 × true Δ 0/−0.1/−0.2) it simulat
 pairs of runs (1,000 by default) and reports
 
 - coverage: the fraction of datasets whose 95 % CI of Δpass^k contains the true Δ, for the
-  adjusted Wald CI `compare` and `check` use (:func:`tauguard.stats.adjusted_mean_cis`) and, for
+  adjusted Wald CI `compare` and `check` use (:func:`tauguard.analysis.stats.adjusted_mean_cis`) and, for
   comparison, the paired percentile bootstrap they used before issue 24;
 - gate pass rate: the fraction of datasets on which `check`'s non-inferiority gate (margin 0.05,
   at least 6 tasks) passes. At Δ = −0.1 and −0.2 the candidate is worse than the margin allows,
@@ -32,7 +32,7 @@ from math import comb
 
 import numpy as np
 
-from tauguard.stats import adjusted_mean_cis
+from tauguard.analysis.stats import adjusted_mean_cis
 
 P_ONE, P_ZERO = 0.45, 0.15  # shares of always-passing and always-failing tasks
 BETA = (4.0, 2.0)  # success probability of the other tasks

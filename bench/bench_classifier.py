@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
 
     start = _clock()
-    import tauguard.tau2compat  # noqa: F401 -- tau2 + litellm import, once per process
+    import tauguard.tau2_adapter.compat  # noqa: F401 -- tau2 + litellm import, once per process
     from tauguard.classifier.dataset import load_probe_set
     from tauguard.classifier.experiments import evaluate
     from tauguard.classifier.model import train_artifact

@@ -5,7 +5,7 @@ directory, then times:
 
 - the end-to-end CLI (``python -m tauguard compare A B``, a fresh interpreter each time, so
   imports are included; bytecode caches allowed, as in a user's install), and
-- the library call (:func:`tauguard.compare.compare_runs` on loaded runs, and load + compare),
+- the library call (:func:`tauguard.analysis.compare.compare_runs` on loaded runs, and load + compare),
 
 with 10,000 Monte Carlo sign-flip patterns, and the CLI `show`, `check --baseline` and `report` the same
 way (``--skip-report`` leaves out `report`, which takes tens of seconds at scale 10). ``--scale 10`` builds 2,780 tasks x 4 trials per run; ``--conversation-kb 20`` gives every
@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tauguard.compare import compare_runs
-from tauguard.store import Run, load_run
+from tauguard.analysis.compare import compare_runs
+from tauguard.runs.store import Run, load_run
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 DOMAINS = {"airline": 50, "retail": 114, "telecom": 114}
@@ -59,7 +59,7 @@ def build_run(root: Path, name: str, p_pass: float, seed: int, scale: int = 1, c
 
 def _add_conversations(run_dir: Path, kb: int, rng: random.Random) -> None:
     """Give every record a τ²-like conversation of about ``kb`` KB (rewritten by tauguard's writer)."""
-    from tauguard.store import RECORDS, RecordWriter, iter_records
+    from tauguard.runs.store import RECORDS, RecordWriter, iter_records
 
     records, _ = iter_records(run_dir)
     (run_dir / RECORDS).unlink()
@@ -183,9 +183,9 @@ def _load(path: Path) -> Run:
 
 def _index_runs(*run_dirs: Path) -> None:
     # Reused runs may predate the outcome index: the writer builds it when it opens a run.
-    from tauguard import store
+    from tauguard.runs import store
 
-    if getattr(store, "RecordWriter", None) is not None and importlib.util.find_spec("tauguard.outcome_index"):
+    if getattr(store, "RecordWriter", None) is not None and importlib.util.find_spec("tauguard.runs.outcome_index"):
         for run_dir in run_dirs:
             store.RecordWriter(run_dir).close()
 

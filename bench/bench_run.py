@@ -44,7 +44,7 @@ def plain_tau2_unit(domain: str, task_id: str, trial: int) -> float:
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
     from tau2.orchestrator.orchestrator import Orchestrator
 
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.guarded import GuardedAgent
     from tauguard.sim.agent import SimAgent
     from tauguard.sim.clean_plan import sim_plan
@@ -63,7 +63,7 @@ def plain_tau2_unit(domain: str, task_id: str, trial: int) -> float:
 def bench_plain(trials: int) -> tuple[float, int]:
     from joblib import Parallel, delayed
 
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     ids = [t.id for t in t2.load_tasks("airline", "base")]
     units = [(i, k) for k in range(trials) for i in ids]
@@ -147,12 +147,12 @@ def _spec(domain: str, task_id: str, trial: int) -> Any:
 
 def breakdown(domains: list[str], tasks: int, trials: int) -> list[dict[str, Any]]:
     """CPU ms per simulation by phase, per domain (in this process, after warm-up)."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.guarded import GuardedAgent
-    from tauguard.evaluation import CachedEvaluator
+    from tauguard.tau2_adapter.evaluation import CachedEvaluator
     from tauguard.execution import simulate
-    from tauguard.records import TrialRecord
-    from tauguard.store import RecordWriter
+    from tauguard.runs.records import TrialRecord
+    from tauguard.runs.store import RecordWriter
 
     clock = PhaseClock()
     clock.wrap(t2, "make_environment", "environment")

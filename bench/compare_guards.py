@@ -30,8 +30,8 @@ def ensure_run(out: Path, name: str, config: dict) -> Path:
 
 def main() -> None:
     from tauguard.cli.show import render
-    from tauguard.reporting import render_compare_text
-    from tauguard.summary import summarize
+    from tauguard.analysis.render import render_compare_text
+    from tauguard.analysis.summary import summarize
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", default="realistic")

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tauguard.store import load_run
-from tauguard.summary import summarize
+from tauguard.runs.store import load_run
+from tauguard.analysis.summary import summarize
 
 # Keys whose values are wall-clock or random by nature, wherever they appear in a record.
 VOLATILE = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 
 
 def row(run_dir: str) -> str:

@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 
 
 def row(baseline: str, run: str) -> str:

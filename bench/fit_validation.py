@@ -25,7 +25,7 @@ from scipy.stats import binomtest, bootstrap
 from tauguard.faults.draw import CONFLICT_REFUSAL
 from tauguard.faults.fit import fit
 
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 
 GC = "GC"  # a compliant refusal of a documented gold-conflict write (class W, shown apart)
 

@@ -44,8 +44,8 @@ def _lines(run_dir: Path) -> list[str]:
 
 
 def _summary(run_dir: Path) -> tuple[dict, dict]:
-    from tauguard.store import load_run
-    from tauguard.summary import summarize
+    from tauguard.runs.store import load_run
+    from tauguard.analysis.summary import summarize
 
     run = load_run(run_dir)
     rewards = {"/".join(map(str, r.key)): r.reward for r in run.records}
@@ -54,7 +54,7 @@ def _summary(run_dir: Path) -> tuple[dict, dict]:
 
 
 def _state(out: Path, name: str) -> str:
-    from tauguard.store import RunLoadError, read_manifest
+    from tauguard.runs.store import RunLoadError, read_manifest
 
     run_dir = out / name
     if not run_dir.exists():
@@ -67,7 +67,7 @@ def _state(out: Path, name: str) -> str:
 
 
 def main() -> None:
-    from tauguard.store import lock_holder
+    from tauguard.runs.store import lock_holder
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)

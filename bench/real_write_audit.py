@@ -117,9 +117,9 @@ def audit(args: argparse.Namespace) -> None:
     options = dict(o.split("=", 1) for o in args.option)
 
     from tauguard.benchmark.audit import pool, rate_text
-    from tauguard.guard import GuardUsage
+    from tauguard.strategy_api.guard import GuardUsage
     from tauguard.trajectories.render import AFTER_READS_FIGURES, DEFAULT_FIGURES, PLUMBING
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import GuardModel, audit_run
 
     guard = None

@@ -16,7 +16,7 @@ import re
 import shutil
 from pathlib import Path
 
-from tauguard.store import MANIFEST, RECORDS, RecordWriter
+from tauguard.runs.store import MANIFEST, RECORDS, RecordWriter
 
 _TASK_ID = re.compile(r'"task_id":"((?:[^"\\]|\\.)*)"')
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 DIALOGUE = ("user_input", "agent_action")

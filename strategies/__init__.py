@@ -1,1 +1,1 @@
-"""Built-in guarding strategies, one module or package each (see tauguard.registry)."""
+"""Built-in guarding strategies, one module or package each (see tauguard.strategy_api.registry)."""

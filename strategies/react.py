@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tauguard.guard import GuardSession, SessionContext, Strategy
+from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 
 
 class ReactStrategy(Strategy):

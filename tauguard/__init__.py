@@ -32,19 +32,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from tauguard.check import GateReport
-    from tauguard.compare import CompareReport
+    from tauguard.analysis.check import GateReport
+    from tauguard.analysis.compare import CompareReport
     from tauguard.config import RunConfig
     from tauguard.execution.lifecycle import plan, resume, run
-    from tauguard.store import Run, load_run, load_run_frame
+    from tauguard.runs.store import Run, load_run, load_run_frame
 
 _LAZY = {
     "RunConfig": "tauguard.config",
     "plan": "tauguard.execution.lifecycle",
     "run": "tauguard.execution.lifecycle",
     "resume": "tauguard.execution.lifecycle",
-    "load_run": "tauguard.store",
-    "load_run_frame": "tauguard.store",
+    "load_run": "tauguard.runs.store",
+    "load_run_frame": "tauguard.runs.store",
 }
 
 
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _runs(items: Sequence["str | Path | Run"]) -> list["Run"]:
-    from tauguard.store import Run, load_run
+    from tauguard.runs.store import Run, load_run
 
     return [item if isinstance(item, Run) else load_run(item) for item in items]
 
@@ -64,9 +64,9 @@ def compare_runs(runs: Sequence["str | Path | Run"], **options: Any) -> "Compare
     """Compare every run after the first with the first (paired statistics per k).
 
     ``runs`` are run folders or loaded runs; ``options`` are those of
-    :func:`tauguard.compare.compare_runs` (``primary_k``, ``n_resamples``, ``seed``...).
+    :func:`tauguard.analysis.compare.compare_runs` (``primary_k``, ``n_resamples``, ``seed``...).
     """
-    from tauguard.compare import compare_runs as _compare
+    from tauguard.analysis.compare import compare_runs as _compare
 
     return _compare(_runs(runs), **options)
 
@@ -76,7 +76,7 @@ def check_run(
     floors: "str | Path | None" = None, **options: Any,
 ) -> "GateReport":
     """Gate a run against a baseline (non-inferiority or regression) and/or a floors file."""
-    from tauguard.check import load_floors, run_gate
+    from tauguard.analysis.check import load_floors, run_gate
 
     loaded = _runs([run] + ([baseline] if baseline is not None else []))
     return run_gate(

@@ -30,9 +30,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from tauguard.guard import GuardUsage
+from tauguard.strategy_api.guard import GuardUsage
 from tauguard.llm_answer import parse_json_answer
-from tauguard.records import RoleUsage
+from tauguard.runs.records import RoleUsage
 from tauguard.secrets import scrub
 
 #: The ``system_fingerprint`` of the scripted loopback server (:mod:`tauguard.testing.llm_server`):

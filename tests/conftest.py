@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def tau2():
     """tauguard's tau2 compatibility module (imports tau2's fast parts)."""
-    from tauguard import tau2compat
+    from tauguard.tau2_adapter import compat as tau2compat
 
     return tau2compat
 

@@ -14,7 +14,7 @@ from tauguard_strategies.action_guard.schema import (
     load_checklist,
 )
 from tauguard_strategies.action_guard.checks import CHECKS
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 
 FILES = checklist_files()
 

@@ -10,8 +10,8 @@ from tauguard_strategies.action_guard import ActionGuardStrategy
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.action_guard.checks import CHECKS
 from tauguard_strategies.action_guard.session import ActionGuardSession
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import FINDINGS_KEY, GUARD_ERROR_RULE, REQUIRED_READS_KEY, GuardDecision, SessionContext, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import FINDINGS_KEY, GUARD_ERROR_RULE, REQUIRED_READS_KEY, GuardDecision, SessionContext, Verdict
 
 
 def gate(domain: str, call: ToolCallView, conversation: Conversation, **options: Any) -> GuardDecision:

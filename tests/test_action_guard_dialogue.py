@@ -9,9 +9,9 @@ from tauguard_strategies.action_guard.dialogue import find_confirmation, reason_
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.options import ActionGuardOptions
 from tauguard_strategies.action_guard.session import ActionGuardSession
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import NEUTRAL, Finding, Pairing
-from tauguard.guard import SessionContext
+from tauguard.strategy_api.guard import SessionContext
 
 CANCEL = ToolCallView(id="w", name="cancel_pending_order", arguments={"order_id": "#W5199551", "reason": "no longer needed"})
 

@@ -4,16 +4,16 @@ Each task's gold plan is replayed once and its WRITEs are gated in order (the co
 ``tauguard.probes.sweep``, without following the requested reads). Gold writes may be held for
 verification (VERIFY) where the gold plan skips a read or a dialogue step the policy asks for,
 but a write the environment accepts must never get REVISE or BLOCK unless it is a documented
-gold/policy conflict (``tauguard/gold_conflicts.toml``).
+gold/policy conflict (``tauguard/domains/gold_conflicts.toml``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tauguard import tau2compat as t2
-from tauguard.gold_conflicts import gold_conflicts
-from tauguard.guard import Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.domains.gold_conflicts import gold_conflicts
+from tauguard.strategy_api.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, sweep, verdict_counts
 
 
@@ -36,7 +36,7 @@ def test_every_gold_write_is_gated(domain: str, gates: dict[str, list[GoldDecisi
 
 @pytest.mark.parametrize("domain", t2.DOMAINS)
 def test_no_false_block_on_executed_gold_writes(domain: str, gates: dict[str, list[GoldDecision]]) -> None:
-    # a documented gold/policy conflict (tauguard/gold_conflicts.toml) is held on purpose
+    # a documented gold/policy conflict (tauguard/domains/gold_conflicts.toml) is held on purpose
     conflicts = {c.key for c in gold_conflicts()}
     false_blocks = [
         f"{g.task_id}#{g.write_index} {g.tool}: {g.verdict.value} {g.reason}"

@@ -11,8 +11,8 @@ from tauguard_strategies.action_guard import ActionGuardStrategy
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.action_guard.schema import domain_checklists
 from tauguard_strategies.action_guard.llm_verifier import parse_verdict
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardDecision, SessionContext, Verdict
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, SessionContext, Verdict
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 POLICY = "# Retail agent policy\nAt the beginning of the conversation, you have to authenticate the user identity."

@@ -26,7 +26,7 @@ def _import(path: Path, out: Path, **options):
 
 
 def test_unlabelled_file_is_placed_by_content_and_ambiguity_is_reported(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     result = _import(UNLABELLED, tmp_path)
     # #0 has task 89's unique gold; #1/#2 share 41/42's gold and the user's turns tell them apart.
@@ -55,7 +55,7 @@ def test_unlabelled_file_is_placed_by_content_and_ambiguity_is_reported(tmp_path
 def test_trusted_labels_decide_shared_golds_and_a_contradicted_label_is_not_trusted(tmp_path):
     from tauguard.trajectories.labels import task_fingerprint
     from tauguard.trajectories.placement import TaskText, place_simulations
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     tasks = [TaskText(id=t.id, fingerprint=task_fingerprint(t), instructions=str(t.user_scenario.instructions))
              for t in t2.load_tasks("airline", "base")]
@@ -71,8 +71,8 @@ def test_trusted_labels_decide_shared_golds_and_a_contradicted_label_is_not_trus
 
 
 def test_bare_list_of_a_later_task_release(tmp_path):
-    from tauguard.metrics import summarize_run
-    from tauguard.store import load_run
+    from tauguard.analysis.metrics import summarize_run
+    from tauguard.runs.store import load_run
 
     result = _import(ADAPTIVE, tmp_path)
     assert result.domain == "airline" and result.domain_source == "content"
@@ -90,8 +90,8 @@ def test_bare_list_of_a_later_task_release(tmp_path):
 
 
 def test_own_top_level_domain_and_an_infrastructure_error(tmp_path):
-    from tauguard.metrics import summarize_run
-    from tauguard.store import load_run
+    from tauguard.analysis.metrics import summarize_run
+    from tauguard.runs.store import load_run
 
     result = _import(CASCATA, tmp_path)
     assert result.domain_source == "file" and result.different_version == {"2/0": "2"}
@@ -118,7 +118,7 @@ def _other_version(tmp_path: Path) -> Path:
 
 
 def test_other_task_version_excluded_or_scored_with_the_files_definition(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.importer import run_tasks
 
     path = _other_version(tmp_path)
@@ -135,9 +135,9 @@ def test_other_task_version_excluded_or_scored_with_the_files_definition(tmp_pat
 
 
 def test_four_trials_give_real_pass_k(tmp_path):
-    from tauguard.compare import compare_runs
-    from tauguard.metrics import summarize_run
-    from tauguard.store import load_run
+    from tauguard.analysis.compare import compare_runs
+    from tauguard.analysis.metrics import summarize_run
+    from tauguard.runs.store import load_run
 
     mixed = _import(TRIALS4, tmp_path)
     claude = _import(CLAUDE4, tmp_path)

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from tauguard.attacks.render import attack_lines
 from tauguard.attacks.report import attack_report
-from tauguard.records import AttackInfo, TrialRecord
+from tauguard.runs.records import AttackInfo, TrialRecord
 
 
 def _rec(task: str, trial: int, success: bool, attack: bool | None | str, tactic: str = "insist", clause: str = "airline.x") -> TrialRecord:
@@ -49,8 +49,8 @@ def test_breakdowns_per_tactic_and_clause_and_the_utility_safety_row() -> None:
 
 def test_attacks_command_lists_targets_ids_and_runs(tmp_path: Path) -> None:
     from tauguard.cli.main import app
-    from tauguard.store import RecordWriter, write_manifest
-    from tauguard.records import Manifest
+    from tauguard.runs.store import RecordWriter, write_manifest
+    from tauguard.runs.records import Manifest
 
     runner = CliRunner()
     out = runner.invoke(app, ["attacks", "--attack-set", "craft-airline", "--ids"])

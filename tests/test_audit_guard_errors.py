@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tauguard.guard import GUARD_ERROR_RULE
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE
 from tauguard.trajectories.audit import AuditedWrite, summarize_strategy
 
 

@@ -134,7 +134,7 @@ def test_guard_llm_input_errors_are_one_line_before_any_request(imported: Path, 
 def test_the_llm_dialogue_judges_calls_are_booked_to_the_write_they_decide(imported: Path) -> None:
     """action-guard's compiled checklist with the LLM dialogue judge: the judge's calls (which
     the decision itself does not report) are each write's usage and the strategy's total."""
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import GuardModel, audit_run
 
     def judge(body: dict[str, Any]) -> dict[str, Any]:

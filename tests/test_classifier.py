@@ -18,8 +18,8 @@ from tauguard.classifier.metrics import paired_delta, score
 from tauguard.classifier.model import ArtifactError, inputs, load_artifact, train_artifact
 from tauguard.classifier.retrieval import RetrieverError, make_retriever
 from tauguard.classifier.state import build_state, missing_reads, read_map, render
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import SessionContext, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import SessionContext, Verdict
 from tauguard.probes.model import Probe
 from tauguard_strategies.classifier import ClassifierOptions
 from tauguard_strategies.classifier.session import ClassifierSession, Gate

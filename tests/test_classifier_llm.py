@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tauguard.classifier.llm import parse_answer
-from tauguard.conversation import ToolCallView
-from tauguard.guard import SessionContext, Verdict
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import SessionContext, Verdict
 from tauguard.testing.llm_server import ScriptedLLMServer
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.classifier import ClassifierStrategy

@@ -22,7 +22,7 @@ from tauguard.classifier.dataset import LabelledState, ProbeSet
 from tauguard.classifier.model import ArtifactError, decide, load_artifact, train_artifact
 from tauguard.classifier.operating import choose_threshold, default_artifact_path, hold_rates
 from tauguard.classifier.state import DecisionState
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 
 SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
               Path("/nonexistent"))

@@ -16,9 +16,9 @@ from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.workflow import WorkflowStrategy
 from tauguard_strategies.workflow.decisions import unmet
 from tauguard_strategies.workflow.graph import check_decision, load
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue import NEUTRAL
-from tauguard.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
+from tauguard.strategy_api.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
 
 AIR_USER = "daiki_muller_1116"
 AIR_TYPES = dict.fromkeys(("get_user_details", "get_reservation_details", "get_flight_status", "search_direct_flight", "search_onestop_flight"), "READ")

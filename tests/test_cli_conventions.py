@@ -156,7 +156,7 @@ def test_report_json_cannot_break_out_of_its_script_element():
 
 
 def test_workflow_ablations_have_no_variant_option_and_run_their_own():
-    from tauguard.registry import create_strategy, validated_options
+    from tauguard.strategy_api.registry import create_strategy, validated_options
 
     for name, variant in (("workflow-raw", "raw"), ("workflow-self", "self")):
         assert create_strategy(name, {}).options.variant == variant
@@ -167,9 +167,9 @@ def test_workflow_ablations_have_no_variant_option_and_run_their_own():
 
 
 def test_fault_summary_counts_detected_and_prevented_apart(tmp_path: Path):
-    from tauguard.records import InjectedFault
-    from tauguard.store import load_run
-    from tauguard.summary import summarize
+    from tauguard.runs.records import InjectedFault
+    from tauguard.runs.store import load_run
+    from tauguard.analysis.summary import summarize
 
     run_dir = write_run(tmp_path, "faults", [TaskSpec("airline", "0", [True, False, True])])
     run = load_run(run_dir)
@@ -186,7 +186,7 @@ def test_a_hostile_model_name_cannot_stop_the_reports_script(tmp_path: Path):
     import re
 
     from tauguard.report import build_report, render_html
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     tasks = [TaskSpec("airline", str(i), [True, i % 2 == 0]) for i in range(4)]
     paths = [write_run(tmp_path, name, tasks, strategy=name) for name in ("base", "cand")]

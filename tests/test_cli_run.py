@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tauguard
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:

@@ -15,8 +15,8 @@ from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.compare import compare_runs
-from tauguard.store import load_run
+from tauguard.analysis.compare import compare_runs
+from tauguard.runs.store import load_run
 
 runner = CliRunner()
 FEW = ["--resamples", "2000"]  # keeps the suite fast; the statistics are tested in test_stats
@@ -224,8 +224,8 @@ def test_check_and_compare_give_the_same_statistics_for_a_metric(tmp_path: Path)
     # `check` compares one metric at one k, `compare` every k at once with shared draws: the
     # draws depend only on the seed and the tasks, so both print the same CI and p. 40 tasks
     # with 20+ non-zero differences put the permutation test on its Monte Carlo path.
-    from tauguard.compare import align, compare_metric
-    from tauguard.metrics import MetricSpec, task_outcomes
+    from tauguard.analysis.compare import align, compare_metric
+    from tauguard.analysis.metrics import MetricSpec, task_outcomes
 
     domains = {"airline": 15, "retail": 25}
     a = write_run(tmp_path, "a", random_tasks(domains, trials=3, p_pass=0.4, seed=1))
@@ -279,7 +279,7 @@ def test_compare_check_show_report_import_neither_tau2_nor_litellm(hand_runs: tu
 
 
 def test_verdict_needs_the_ci_and_the_permutation_test_to_agree():
-    from tauguard.compare import verdict_from
+    from tauguard.analysis.compare import verdict_from
 
     # 5 improved, 0 regressed of 114: the bootstrap CI excludes 0, the exact sign-flip p is 2/32
     assert verdict_from(0.009, 0.088, 0.0625, 0.05) == "no detectable difference"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tauguard.cli.main import app
 from tauguard.secrets import REDACTED, config_secrets, drop_redacted, redact
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 KEY = "sk-test-env-key-31415926"

@@ -78,12 +78,12 @@ def test_load_toml_errors_are_one_line_file_field_message(tmp_path: Path, text: 
 
 
 def test_input_errors_share_one_base_class():
-    from tauguard.check import GateInputError
-    from tauguard.compare import CompareError
+    from tauguard.analysis.check import GateInputError
+    from tauguard.analysis.compare import CompareError
     from tauguard.execution.checks import PlanError
     from tauguard.probes.model import ProbeFileError
-    from tauguard.registry import StrategyOptionsError, UnknownStrategyError
-    from tauguard.store import RunLoadError
+    from tauguard.strategy_api.registry import StrategyOptionsError, UnknownStrategyError
+    from tauguard.runs.store import RunLoadError
 
     for cls in (ConfigError, PlanError, RunLoadError, CompareError, GateInputError, ProbeFileError,
                 UnknownStrategyError, StrategyOptionsError, DataFileError, FaultProfileError):  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
 from tauguard.dialogue.cases import load_cases
 from tauguard.dialogue.evaluate import judge_case

@@ -18,7 +18,7 @@ def test_every_module_reads_the_one_list_of_domain_folders() -> None:
 
 
 def test_tau2compat_reads_it_too(tau2: object) -> None:
-    from tauguard import tau2compat
+    from tauguard.tau2_adapter import compat as tau2compat
 
     assert tau2compat.DOMAINS is DOMAINS
 
@@ -48,8 +48,8 @@ def test_the_identity_argument_comes_from_the_contract() -> None:
 
 
 def test_the_sims_identification_reads_come_from_the_contract(tau2: object) -> None:
-    from tauguard import tau2compat as t2
-    from tauguard.conversation import ToolCallView
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.sim.clean_plan import _identify, _owner
 
     task = next(t for t in t2.load_tasks("retail", "base") if t.id == "0")

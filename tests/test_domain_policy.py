@@ -13,7 +13,7 @@ from tauguard_strategies.ledger import clauses as ledger_clauses
 from tauguard_strategies.workflow import graph as workflow_graph
 
 from tauguard import domains
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.faults.catalog import TEMPTATIONS_DIR, load_catalog, temptations
 from tauguard.faults.model import FaultSpec, Temptation
 from tauguard.process import rubric as process_rubric

@@ -19,7 +19,7 @@ import pytest
 import tauguard
 from tauguard.execution.engines import missing_extra
 from tauguard.execution.engines.driver import LOSE_JOB_ENV
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 
 # A small run that meets faults, guard verdicts, passes and failures: 3 airline tasks x 2
 # trials of the ledger guard.

@@ -100,7 +100,7 @@ def test_user_error_classes_are_one_family():
     from tauguard.attacks.catalog import AttackDataError
     from tauguard.datafiles import DataFileError
     from tauguard.domains import UnknownClauseError
-    from tauguard.power import PowerError
+    from tauguard.analysis.power import PowerError
     from tauguard.report.collect import ReportError
     from tauguard.report.guards import AuditInputError
     from tauguard.safe_read import InputFileError

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.guarded import GuardedAgent
-from tauguard.evaluation import CachedEvaluator
+from tauguard.tau2_adapter.evaluation import CachedEvaluator
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
 from tauguard.sim.agent import SimAgent

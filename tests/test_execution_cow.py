@@ -8,8 +8,8 @@ import pickle
 
 import pytest
 
-from tauguard import tau2compat as t2
-from tauguard.cow_env import CowTable, _pristine, db_state, same_db
+from tauguard.tau2_adapter import compat as t2
+from tauguard.tau2_adapter.cow_env import CowTable, _pristine, db_state, same_db
 
 
 def _replay_gold(domain: str, task: t2.Task) -> t2.Environment:

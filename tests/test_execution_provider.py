@@ -11,7 +11,7 @@ from tauguard.testing.llm_server import ScriptedLLMServer
 
 
 def _generate(server: ScriptedLLMServer, timeout: float = 5.0):
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.llm_generate import generate
 
     return generate(
@@ -71,7 +71,7 @@ def test_install_leaves_tau2_unpatched_and_the_agent_and_user_calls_are_booked_b
     through the discipline as their own roles (a retry is booked to the role that made it)."""
     import tau2.utils.llm_utils as llm_utils
 
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.llm import GuardContextLLMAgent
     from tauguard.agents.llm_user import LLMUser
     from tauguard.llm_call import start_unit

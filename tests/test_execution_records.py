@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tauguard.guard import GuardEvent
-from tauguard.records import CONVERSATION_Z, TrialRecord, record_line
-from tauguard.store import RECORDS, RecordWriter, completed_keys, iter_records
+from tauguard.strategy_api.guard import GuardEvent
+from tauguard.runs.records import CONVERSATION_Z, TrialRecord, record_line
+from tauguard.runs.store import RECORDS, RecordWriter, completed_keys, iter_records
 
 
 def _record(trial: int, **extra) -> TrialRecord:

@@ -20,7 +20,7 @@ from tauguard.cli.common import EXIT_INCOMPLETE
 from tauguard.cli.main import app
 from tauguard.execution import lifecycle, simulate
 from tauguard.execution.batch import Progress
-from tauguard.records import Manifest
+from tauguard.runs.records import Manifest
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 KEY = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
@@ -126,7 +126,7 @@ def test_a_full_disk_mid_run_is_one_error_line_and_exit_3(tmp_path: Path, monkey
     import errno
 
     from tauguard.execution import batch
-    from tauguard.store import RecordWriter
+    from tauguard.runs.store import RecordWriter
 
     real_write = RecordWriter.write
     written: list[int] = []

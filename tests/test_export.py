@@ -11,7 +11,7 @@ DATA = Path(__file__).resolve().parent / "data" / "trajectories"
 
 
 def _outcomes(run_dir: Path) -> list[tuple]:
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     run = load_run(run_dir)
     # The import never keeps providers' raw_data (a sim run stores it as null).
@@ -29,7 +29,7 @@ def _tau2_load(path: Path):
 
 
 def test_imported_run_round_trips_through_tau2s_format(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     done = tauguard("import", str(DATA / "airline_4trials_synthetic.json.gz"), "--out", str(tmp_path), "--name", "a")
     assert done.returncode == 0, done.stderr
@@ -53,7 +53,7 @@ def test_imported_run_round_trips_through_tau2s_format(tmp_path):
 
 
 def test_sim_run_exports_as_simulation_and_reimports_as_one(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     ran = tauguard("run", "-s", "ledger", "-d", "airline", "-k", "2", "--task-ids", "0,17", "--out", str(tmp_path),
                    "--name", "sim", "--plain", "-j", "1")
@@ -86,7 +86,7 @@ def test_records_tau2_cannot_hold_are_listed(tmp_path):
 
 
 def test_reimport_keeps_how_each_simulation_was_placed(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.export import export_results
     from tauguard.trajectories.importer import import_results
     from tauguard.trajectories.load import read_results

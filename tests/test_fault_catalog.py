@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.catalog import (
     CATALOG_DIR,
     TEMPTATIONS_DIR,
@@ -98,7 +98,7 @@ def test_spec_schema_rejects_inconsistent_entries() -> None:
 
 def _check_call(domain: str, spec: FaultSpec, gold: ToolCallView, faulty: ToolCallView, result) -> str | None:
     """Why a generated call is unacceptable, or None."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     agent, _ = t2.tool_types(domain)
     if agent.get(faulty.name) != "WRITE":
@@ -118,8 +118,8 @@ def _check_call(domain: str, spec: FaultSpec, gold: ToolCallView, faulty: ToolCa
 def _write_states(domain: str, task):
     """(prefix events, gold call, write index, environment just before it) for each gold
     WRITE, walking the gold conversation once: generators only read the environment."""
-    from tauguard import tau2compat as t2
-    from tauguard.replay import call_tool, fresh_environment, plan_events
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.replay import call_tool, fresh_environment, plan_events
     from tauguard.sim.plan import gold_plan
 
     agent, _ = t2.tool_types(domain)
@@ -143,8 +143,8 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
     """At the gold writes of the base tasks, each applicable generator's call runs in the
     environment just before that write without a malformed-argument error (airline and
     retail: the first MAX_CHECKS_PER_FAULT calls of each generator; telecom: all)."""
-    from tauguard import tau2compat as t2
-    from tauguard.replay import call_tool, replay_events
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.replay import call_tool, replay_events
 
     call_faults = [s for s in sorted(load_catalog(), key=lambda f: f.id) if s.kind == "call" and s.domain == domain]
     cap = None if domain == "telecom" else MAX_CHECKS_PER_FAULT
@@ -171,7 +171,7 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
 
 
 def test_generators_leave_the_environment_unchanged(tau2) -> None:
-    from tauguard.replay import decision_points, replay_events
+    from tauguard.tau2_adapter.replay import decision_points, replay_events
 
     task = next(t for t in tau2.load_tasks("airline", "base") if t.id == "7")
     dp = next(iter(decision_points("airline", task)))
@@ -207,8 +207,8 @@ def test_temptation_files_validate_and_cover_every_pv_task(tau2) -> None:
 def test_each_temptation_executes_where_the_sim_makes_it(domain: str) -> None:
     """The forbidden call runs after the gold reads (where the sim inserts it) without a
     malformed-argument error; where tau2 enforces the clause, the error is that policy error."""
-    from tauguard import tau2compat as t2
-    from tauguard.replay import decision_points, call_tool, replay_events
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.replay import decision_points, call_tool, replay_events
     from tauguard.sim.plan import gold_plan
 
     tasks = {t.id: t for t in t2.load_tasks(domain, "base")}
@@ -301,7 +301,7 @@ def test_bad_profile_names_and_files_raise_value_errors(tmp_path: Path) -> None:
 
 def _expected_mix(profile: FaultProfile, domain: str) -> dict[str, float]:
     """Expected faults per category over the base tasks' gold writes (plus forbidden writes)."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.sim.plan import gold_plan
 
     mix = {"missed_action": 0.0, "wrong_arguments": 0.0, "other": 0.0}

@@ -85,15 +85,15 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
         assert rate == pytest.approx(n / opp, abs=1e-4) and fid in profile.sources
     assert profile.draw == "first_deviation"  # first deviations compete for a write
     # a gold write the policy forbids, not made: a compliant refusal, not a fault
-    from tauguard.gold_conflicts import conflict_at
+    from tauguard.domains.gold_conflicts import conflict_at
 
     refusals = [a for a in result.attributions if a.fault_id == "conflict_refusal"]
     assert refusals and all(conflict_at("airline", a.task_id, a.write_index) for a in refusals)
     assert profile.conflict_refusal == pytest.approx(len(refusals) / result.opportunities["conflict_refusal"], abs=1e-4)
     # Opportunities are the writes at risk: every gold write of a passed simulation, a failed
     # one's up to its first deviation (premature_stop can fire at any of them).
-    from tauguard import tau2compat as t2
-    from tauguard.store import load_run
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.runs.store import load_run
 
     gold = {t.id: sum(t2.is_agent_write("airline", a) for a in t.evaluation_criteria.actions or []) for t in t2.load_tasks("airline", "base")}
     first = {a.task_id: a.write_index for a in result.attributions}
@@ -109,7 +109,7 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
 
 
 def test_opportunities_are_the_writes_where_the_sim_can_make_the_fault(tau2):
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.opportunity import write_opportunities
 
     tasks = {t.id: t for t in t2.load_tasks("airline", "base")}

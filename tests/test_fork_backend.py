@@ -11,7 +11,7 @@ import pytest
 
 from tauguard.execution import lifecycle, simulate
 from tauguard.execution.forkpool import WorkerLost, available
-from tauguard.store import iter_records
+from tauguard.runs.store import iter_records
 
 pytestmark = pytest.mark.skipif(not available(), reason="the fork backend needs Linux")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tauguard.gold_conflicts import conflict_at, gold_conflicts, markdown_table
+from tauguard.domains.gold_conflicts import conflict_at, gold_conflicts, markdown_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

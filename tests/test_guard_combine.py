@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tauguard.guard import (
+from tauguard.strategy_api.guard import (
     FINDINGS_KEY,
     REQUIRED_READS_KEY,
     ReadRequest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import make_unit
 from tauguard.faults.model import FaultProfile
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.execution.simulate import run_unit
 
 

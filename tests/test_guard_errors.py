@@ -13,8 +13,8 @@ import pytest
 from tauguard_strategies.action_guard import ActionGuardStrategy
 from tauguard_strategies.action_guard.builder import ConversationBuilder
 from tauguard_strategies.action_guard.dialogue import mentions_value
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import FINDINGS_KEY, GuardDecision, SessionContext, Verdict
 
 PROBES = Path(__file__).parent / "data" / "guard_errors.jsonl"
 
@@ -68,10 +68,10 @@ def test_guard_error_probes(reports: dict[str, Any], strategy: str, probe_id: st
 
 
 def test_ledger_names_the_unobservable_insurance_reason() -> None:
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.model import read_probes
-    from tauguard.registry import create_strategy
-    from tauguard.replay import gate_after_prefix, session_context
+    from tauguard.strategy_api.registry import create_strategy
+    from tauguard.tau2_adapter.replay import gate_after_prefix, session_context
 
     probe = next(p for p in read_probes(PROBES) if p.id == "share/airline/cancel-insured-change-of-plan-59XX6W")
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == probe.task_id)

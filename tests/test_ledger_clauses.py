@@ -8,7 +8,7 @@ import pytest
 
 from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.predicates import all_predicates
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "ledger.md"
 

@@ -8,11 +8,11 @@ import pytest
 
 from tauguard_strategies.ledger import LedgerSession, LedgerStrategy
 from tauguard_strategies.ledger.parse import parse_content
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import SessionContext, Verdict
-from tauguard.registry import create_strategy
-from tauguard.replay import call_tool
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import SessionContext, Verdict
+from tauguard.strategy_api.registry import create_strategy
+from tauguard.tau2_adapter.replay import call_tool
 
 CONV = Conversation()
 

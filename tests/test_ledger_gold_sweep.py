@@ -11,18 +11,18 @@ from __future__ import annotations
 import pytest
 
 from tauguard_strategies.ledger import LedgerSession
-from tauguard import tau2compat as t2
-from tauguard.gold_conflicts import gold_conflicts
-from tauguard.guard import Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.domains.gold_conflicts import gold_conflicts
+from tauguard.strategy_api.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, sweep_modes, verdict_counts
-from tauguard.replay import decision_points, gate_after_prefix
+from tauguard.tau2_adapter.replay import decision_points, gate_after_prefix
 
 # Gold writes tau2's own tool rejects (the gold action list holds a failing call): a REVISE or
 # BLOCK there agrees with the environment.
 REJECTED_BY_TAU2 = {("retail", "12", 0), ("retail", "13", 0), ("retail", "64", 0), ("retail", "105", 0)}
 
 # Gold writes that contradict the policy text once the facts are observed, with the ledger's
-# verdict in the compliant sweep: the one list in tauguard/gold_conflicts.toml (conflicts the
+# verdict in the compliant sweep: the one list in tauguard/domains/gold_conflicts.toml (conflicts the
 # ledger cannot observe carry no ledger verdict).
 POLICY_CONFLICTS = {c.key: (Verdict(c.ledger.verdict), c.ledger.rule_id) for c in gold_conflicts() if c.ledger is not None}
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from tauguard_strategies.ledger import LedgerSession
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, Verdict
-from tauguard.replay import call_tool, fresh_environment
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, Verdict
+from tauguard.tau2_adapter.replay import call_tool, fresh_environment
 
 CONV = Conversation()
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tauguard.execution import lifecycle
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 PASS = {"content": json.dumps({"verdict": "pass", "unmet": [], "remediation": ""})}

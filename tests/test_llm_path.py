@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from cli_helpers import tauguard
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 
@@ -56,7 +56,7 @@ def test_llm_agent_and_user_through_loopback_server(tmp_path: Path):
 def test_guard_context_reaches_the_llm_prompt(tmp_path: Path):
     """A strategy's render_context is placed in the agent's system prompt before each call."""
     from tauguard.agents.llm import GUARD_CONTEXT_HEADER, GuardContextLLMAgent
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     with ScriptedLLMServer([{"content": "Hello"}]) as server:
         env = t2.make_environment("retail")
@@ -76,11 +76,11 @@ def test_guard_context_reaches_the_llm_prompt(tmp_path: Path):
 
 def test_ledger_is_rendered_into_the_llm_agent_prompt_through_the_wrapper():
     """The guard wrapper gives the ledger's render_context to tau2's LLMAgent before each call."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.guarded import GuardedAgent
     from tauguard.agents.llm import GUARD_CONTEXT_HEADER, GuardContextLLMAgent
-    from tauguard.registry import create_strategy
-    from tauguard.replay import session_context
+    from tauguard.strategy_api.registry import create_strategy
+    from tauguard.tau2_adapter.replay import session_context
 
     script = [
         {"tool_calls": [{"name": "get_reservation_details", "arguments": {"reservation_id": "SI5UKW"}}]},

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tauguard.compare import compare_runs
-from tauguard.guard import GuardEvent, GuardUsage, Verdict
-from tauguard.metrics import run_task_outcomes, summarize_run
-from tauguard.outcome_index import INDEX, TALLIES, unit_outcome
+from tauguard.analysis.compare import compare_runs
+from tauguard.strategy_api.guard import GuardEvent, GuardUsage, Verdict
+from tauguard.analysis.metrics import run_task_outcomes, summarize_run
+from tauguard.runs.outcome_index import INDEX, TALLIES, unit_outcome
 from tauguard.process.score import ProcessCheck, ProcessReport
-from tauguard.records import AttackInfo, InjectedFault, RoleUsage, TrialRecord
-from tauguard.store import RECORDS, RecordWriter, load_run
-from tauguard.summary import summarize
+from tauguard.runs.records import AttackInfo, InjectedFault, RoleUsage, TrialRecord
+from tauguard.runs.store import RECORDS, RecordWriter, load_run
+from tauguard.analysis.summary import summarize
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 TASKS = [

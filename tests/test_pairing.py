@@ -10,8 +10,8 @@ from tauguard.testing.synthetic_runs import random_tasks, write_run
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.pairing import pairing_differences
-from tauguard.records import Manifest
+from tauguard.analysis.pairing import pairing_differences
+from tauguard.runs.records import Manifest
 
 runner = CliRunner()
 FEW = ["--resamples", "500"]

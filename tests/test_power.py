@@ -12,8 +12,8 @@ from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.metrics import TaskOutcome
-from tauguard.power import PowerError, _Model, _power, plan_power
+from tauguard.analysis.metrics import TaskOutcome
+from tauguard.analysis.power import PowerError, _Model, _power, plan_power
 
 runner = CliRunner()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 from tauguard.faults.catalog import faults_by_id, temptations
 from tauguard.probes.build import build_probes
 from tauguard.probes.evaluate import ProbeOutcome, ReplayMemo, evaluate_probes, score
@@ -46,7 +46,7 @@ def test_each_gold_write_gets_one_allow_probe_stating_the_gold_call(tau2, airlin
     gold_writes = [a for a in task.evaluation_criteria.actions if tau2.is_agent_write("airline", a)]
     golds = [p for p in airline_probes if p.task_id == "7" and p.fault_id is None]
     assert [(p.call.name, p.call.arguments) for p in golds] == [(a.name, a.arguments) for a in gold_writes]
-    # The second gold write is a documented gold/policy conflict (tauguard/gold_conflicts.toml).
+    # The second gold write is a documented gold/policy conflict (tauguard/domains/gold_conflicts.toml).
     assert [p.label for p in golds] == ["allow", "refuse", "allow"]
     assert golds[1].clause == "Otherwise, flight can be cancelled if any of the following is true:"
     for p in golds:
@@ -147,7 +147,7 @@ def test_memoized_replays_equal_real_replays(
     tau2, airline_probes: list[Probe], retail_probes: list[Probe], telecom_test_probes: list[Probe]
 ) -> None:
     """Telecom probes carry user-side device calls and their reports; retail 35 a failing read."""
-    from tauguard.replay import replay_events
+    from tauguard.tau2_adapter.replay import replay_events
 
     memo = ReplayMemo()
     tasks = {(d, t.id): t for d in ("airline", "retail", "telecom") for t in tau2.load_tasks(d, "base")}

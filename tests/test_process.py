@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardEvent, Verdict
-from tauguard.metrics import parse_metric, summarize_outcomes, task_outcomes
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GuardEvent, Verdict
+from tauguard.analysis.metrics import parse_metric, summarize_outcomes, task_outcomes
 from tauguard.process import conversation_from_messages, load, score_conversation, score_record
 from tauguard.process.rubric import domains
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.sim import texts
 
 
@@ -217,7 +217,7 @@ def test_a_held_write_the_gold_plan_needs_is_one_unsatisfied_step() -> None:
 
 def test_a_guard_that_blocks_everything_gets_no_better_tcr_than_react_on_the_same_data() -> None:
     """Same tasks, same agent: react executes every write; the blocking guard holds every one."""
-    from tauguard.metrics import slice_metrics
+    from tauguard.analysis.metrics import slice_metrics
 
     cancel = _gold("cancel_pending_order")
     transfer = _agent_call("t", "transfer_to_human_agents", {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tauguard.cli.progress import RunDisplay, UsageTally, status_text
 from tauguard.execution.batch import Progress
-from tauguard.records import RoleUsage, TrialRecord
+from tauguard.runs.records import RoleUsage, TrialRecord
 
 
 def _record(trial: int, usage: dict[str, RoleUsage], success: bool = True) -> TrialRecord:

@@ -37,7 +37,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def decisions(imported: Path) -> dict[tuple[str, str], object]:
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import audit_run
 
     found: dict[tuple[str, str], object] = {}
@@ -168,3 +168,38 @@ def test_an_order_whose_items_were_modified_is_not_modified_again(decisions, gua
     # ("The agent will not be able to modify or cancel the order anymore").
     d = decisions[(guard, f"{RETAIL}:35:22:0")]
     assert d.label == "violates" and d.held, d.reason
+
+
+# -- issue 22: the remaining non-confirmation false holds ---------------------------------------------
+
+
+def test_a_purpose_the_user_gives_for_a_cancellation_is_its_reason(decisions) -> None:
+    # Task 23: "I'd like to minimize the amount charged to my Mastercard, so I prefer to cancel
+    # and rebook as a new business class reservation": a motive (paying less, a booking instead)
+    # tied to the request by "so"; the policy asks for any reason ("or other reasons").
+    d = decisions[("action-guard", f"{CLAUDE}:45:24:0")]
+    assert d.label == "complies" and not d.held, d.reason
+
+
+@pytest.mark.parametrize("guard", GUARDS)
+def test_a_certificate_after_the_cancellation_earlier_in_its_message_is_tied_to_it(decisions, guard: str) -> None:
+    # Task 5: one agent message cancels the delayed reservation 3JA7XV, then sends $50 x 4
+    # passengers. The cancellation is issued before the certificate in that message (the
+    # wrapper executes the message only if every call in it is allowed): every guard sees it.
+    d = decisions[(guard, f"{GPTOSS}:6:20:1")]
+    assert d.label == "complies" and "neither changed nor cancelled" not in d.reason, d.reason
+    assert d.rule_id not in ("airline.compensation_delayed", "airline.send_certificate.delay_after_change",
+                             "airline.compensation_eligibility"), d.reason
+    if guard == "ledger":
+        assert not d.held, d.reason
+
+
+@pytest.mark.parametrize("guard", ["ledger", "workflow"])
+def test_an_exchange_to_a_variant_nobody_read_available_waits_for_the_product_read(decisions, guard: str) -> None:
+    # Label 5: the new earbuds 1646531091 are an item of the same delivered order (same product
+    # id), but only get_product_details shows whether the variant is available now; the agent
+    # never read it. The guards' VERIFY for that read is what catches labels 4 and 17 (variants
+    # that were unavailable); once the read is made this exchange is allowed.
+    d = decisions[(guard, f"{RETAIL}:5:16:0")]
+    assert d.label == "complies" and d.verdict == "VERIFY" and d.rule_id == "retail.exchange_same_product", d.reason
+    assert d.held_after_reads is False

@@ -17,7 +17,7 @@ def _profile(fault_id: str) -> FaultProfile:
 
 
 def _planned(domain: str, task_id: str, fault_id: str):
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.sim.clean_plan import sim_plan
 
     task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
@@ -30,7 +30,7 @@ def _record(domain: str, task_id: str, fault_id: str, strategy: str = "react"):
     from conftest import make_unit
 
     from tauguard.execution.simulate import run_unit
-    from tauguard.records import TrialRecord
+    from tauguard.runs.records import TrialRecord
 
     profile = _profile(fault_id).model_dump()
     return TrialRecord.model_validate(run_unit(make_unit(domain, task_id, fault_profile=profile, strategy=strategy)))
@@ -72,7 +72,7 @@ def test_a_wrong_choice_books_a_dearer_flight_of_the_same_route_and_day():
     record = _record("airline", "7", "airline.not_cheapest")
     fault = next(f for f in record.faults if f.fault_id == "airline.not_cheapest")
     assert fault.applied and not record.success
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == "7")
     gold = next(a for a in task.evaluation_criteria.actions if a.name == fault.detail["faulty_call"]["name"])
@@ -88,7 +88,7 @@ def test_a_wrong_choice_books_a_dearer_flight_of_the_same_route_and_day():
 
 
 def test_a_stale_value_books_the_profile_date_of_birth_not_the_stated_one():
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     record = _record("airline", "35", "airline.stale_value")
     fault = next(f for f in record.faults if f.fault_id == "airline.stale_value")
@@ -100,8 +100,8 @@ def test_a_stale_value_books_the_profile_date_of_birth_not_the_stated_one():
 
 
 def test_a_wrong_choice_booking_takes_a_dearer_flight_and_pays_it_in_full():
-    from tauguard import tau2compat as t2
-    from tauguard.conversation import ToolCallView
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.faults.generators import FaultContext, generate
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == "25")
@@ -116,7 +116,7 @@ def test_a_wrong_choice_booking_takes_a_dearer_flight_and_pays_it_in_full():
 
 
 def test_first_deviation_draw_takes_each_competing_fault_with_its_own_rate():
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.sim.clean_plan import sim_plan
 
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == "2")  # one gold write
@@ -133,7 +133,7 @@ def test_first_deviation_draw_takes_each_competing_fault_with_its_own_rate():
 
 
 def test_a_policy_following_agent_refuses_a_gold_conflict_write_and_transfers():
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.draw import CONFLICT_REFUSAL
     from tauguard.sim.clean_plan import sim_plan
 

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
-from tauguard.registry import (
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
+from tauguard.strategy_api.registry import (
     DuplicateNameError,
     Registry,
     RegistryLoadError,
@@ -56,10 +56,10 @@ def test_registry_rejects_a_second_different_registration_but_not_the_same_one()
 
 def test_registry_checks_type_lazily_and_suggests_close_names():
     reg: Registry[type] = Registry("strategy-like", check=lambda o: isinstance(o, type), expected="a class")
-    reg.add("decision", target="tauguard.guard:GuardDecision")
-    reg.add("broken", target="tauguard.guard:GUARD_ERROR_RULE")  # a string, not a class
+    reg.add("decision", target="tauguard.strategy_api.guard:GuardDecision")
+    reg.add("broken", target="tauguard.strategy_api.guard:GUARD_ERROR_RULE")  # a string, not a class
     reg.add("missing", target="tauguard.no_such_module:X")
-    assert "tauguard.guard" in sys.modules and reg.get("decision") is GuardDecision
+    assert "tauguard.strategy_api.guard" in sys.modules and reg.get("decision") is GuardDecision
     with pytest.raises(RegistryLoadError, match="not a class"):
         reg.get("broken")
     with pytest.raises(RegistryLoadError, match="cannot be loaded: ModuleNotFoundError"):
@@ -130,7 +130,7 @@ def test_refuse_writes_blocks_any_write():
 
 PLUGIN = '''
 from pydantic import BaseModel, ConfigDict
-from tauguard.guard import Strategy
+from tauguard.strategy_api.guard import Strategy
 
 class PluginOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardEvent, Verdict
-from tauguard.records import InjectedFault, Manifest, TrialRecord
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GuardEvent, Verdict
+from tauguard.runs.records import InjectedFault, Manifest, TrialRecord
 from tauguard.report.trials import trial_view
 from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
 
@@ -237,7 +237,7 @@ def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: P
 
 def _rewrite(run_dir: Path, change) -> None:  # type: ignore[no-untyped-def]
     """Apply ``change(record_dict)`` to every record of a run and index it again."""
-    from tauguard.store import RecordWriter
+    from tauguard.runs.store import RecordWriter
 
     path = run_dir / "simulations.jsonl"
     lines = [json.dumps(change(json.loads(line))) for line in path.read_text().splitlines()]
@@ -249,10 +249,10 @@ def _rewrite(run_dir: Path, change) -> None:  # type: ignore[no-untyped-def]
 
 def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_valid_pass_k(tmp_path: Path) -> None:
     """Both sections read what records really carry: ``attack.tactic`` and the stored ``process`` report."""
-    from tauguard.metrics import k_metric, task_outcomes
+    from tauguard.analysis.metrics import k_metric, task_outcomes
     from tauguard.process.score import ProcessCheck, ProcessReport
     from tauguard.report import build_report, render_html
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     tasks = [TaskSpec(domain="retail", task_id=str(i), outcomes=[True, True, False],
                       attacks=[i % 2 == 0, False, None]) for i in range(6)]
@@ -298,7 +298,7 @@ def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_va
 
 def test_report_from_the_outcome_indexes_equals_the_report_from_loaded_records(three_runs: list[Path]) -> None:
     from tauguard.report import build_report
-    from tauguard.store import RecordWriter, load_run
+    from tauguard.runs.store import RecordWriter, load_run
 
     for path in three_runs:
         RecordWriter(path).close()  # the fixture rewrote the records: index them again

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.records import Manifest
+from tauguard.runs.records import Manifest
 from tauguard.report import ReportOptions, build_report, write_report
-from tauguard.store import load_run, write_manifest
+from tauguard.runs.store import load_run, write_manifest
 
 DOMAINS = {"airline": 50, "retail": 114, "telecom": 114}  # τ²'s base split: 278 tasks
 TRIALS = 4

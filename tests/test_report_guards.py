@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardEvent, Verdict
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardEvent, Verdict
 from tauguard.testing.synthetic_runs import random_tasks, write_run
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -51,9 +51,9 @@ def runs(tmp_path_factory):
 
 
 def test_candidates_are_compared_with_each_other_as_compare_does(runs):
-    from tauguard.compare import compare_runs
+    from tauguard.analysis.compare import compare_runs
     from tauguard.report import ReportOptions, build_report
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     loaded = [load_run(p) for p in runs]
     data = build_report(loaded, ReportOptions(n_resamples=500))
@@ -68,7 +68,7 @@ def test_candidates_are_compared_with_each_other_as_compare_does(runs):
 
 def test_guard_latency_and_error_rates(runs):
     from tauguard.report import ReportOptions, build_report, render_html
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     data = build_report([load_run(p) for p in runs], ReportOptions(n_resamples=200))
     stats = {g.run_id: g for g in data.guard_stats}
@@ -86,7 +86,7 @@ def test_guard_latency_and_error_rates(runs):
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory):
     """The claude subset imported and audited by refuse-writes and react (held: all writes / none)."""
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import audit_run
     from tauguard.trajectories.importer import import_results
     from tauguard.trajectories.load import read_results
@@ -102,7 +102,7 @@ def audited(tmp_path_factory):
 def test_false_holds_against_labelled_writes(audited):
     from tauguard.benchmark.real_writes import load_labels
     from tauguard.report.guards import false_holds, read_audit
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     run_dir, audit_path = audited
     labels = load_labels([LABELS])  # validated by the benchmark's schema

@@ -9,7 +9,7 @@ from tauguard.execution import lifecycle
 from tauguard.execution.provider import install, state
 from tauguard.execution.response_cache import request_key
 from tauguard.llm_call import complete, start_unit, usage_of
-from tauguard.store import load_run
+from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 KEY = "sk-test-not-a-real-key"

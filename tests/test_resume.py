@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tauguard
-from tauguard.records import Manifest
+from tauguard.runs.records import Manifest
 
 
 def _lines(path: Path) -> list[str]:

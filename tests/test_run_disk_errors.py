@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.store import RecordWriter
+from tauguard.runs.store import RecordWriter
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

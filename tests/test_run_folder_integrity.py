@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import tauguard
 from tauguard.cli.main import app
-from tauguard.store import RunLoadError, load_run
+from tauguard.runs.store import RunLoadError, load_run
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from cli_helpers import REPO
 from tauguard.cli.main import app
-from tauguard.store import lock_holder
+from tauguard.runs.store import lock_holder
 
 ENV = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", CI="true")
 # Enough units that the run is still going when the test interferes: a sim simulation now

@@ -1,8 +1,8 @@
 """The fast paths of `compare`/`check` at scale give what the plain computations give.
 
 Each fast path (msgspec decoding of the outcome index, the (task, outcome) tally of
-`outcomes_from_units`, the one-sort row grouping of `compare`) is checked against the plain
-computation it replaces, on inputs built to hit its edge cases. Speed is measured by
+`outcomes_from_units`, the one-sort row grouping of `compare`, the columnar task tables and
+their alignment) is checked against the plain computation it replaces, on inputs built to hit its edge cases. Speed is measured by
 `bench/bench_scale.py`, never here.
 """
 
@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tauguard import outcome_index
-from tauguard.compare import _unique_rows
+from tauguard.runs import outcome_index
+from tauguard.analysis.compare import _unique_rows, align, align_tables
 from tauguard.gc_pause import gc_paused, gc_paused_command
-from tauguard.metrics import TaskOutcome, outcomes_from_units, task_sort_key
-from tauguard.outcome_index import INDEX, UnitOutcome, read_index
+from tauguard.analysis.metrics import METRICS, TaskOutcome, outcomes_from_units, task_sort_key
+from tauguard.runs.outcome_index import INDEX, UnitOutcome, read_index
+from tauguard.analysis.task_table import TaskTable, row_groups
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 
@@ -92,6 +93,57 @@ def test_unique_rows_is_numpys_unique_over_rows() -> None:
         got = _unique_rows(rows)
         assert np.array_equal(got[0], keys) and np.array_equal(got[1], inverse.reshape(-1))
         assert np.array_equal(got[2], counts)
+
+
+def test_row_groups_give_each_distinct_row_its_first_occurrence() -> None:
+    rng = np.random.default_rng(5)
+    for shape in ((400, 6), (1, 2), (0, 3), (30, 18)):
+        rows = rng.integers(0, 3, size=shape, dtype=np.int64)
+        rows[:, 0] = 7  # a constant column (skipped by the grouping) must not merge distinct rows
+        first, inverse, counts = row_groups(rows)
+        assert np.array_equal(rows[first][inverse], rows)  # every row is its group's first row
+        plain: dict[tuple[int, ...], int] = {}
+        for i, row in enumerate(map(tuple, rows.tolist())):
+            plain.setdefault(row, i)
+        assert sorted(first.tolist()) == sorted(plain.values()) and counts.sum() == shape[0]
+
+
+def _random_outcomes(rng: random.Random) -> list[TaskOutcome]:
+    """Task outcomes in no particular order, some keys repeated, some tasks with no evaluated trial."""
+    out = []
+    for _ in range(rng.randint(0, 30)):
+        trials = rng.choice([0, 1, 3, 4, 4])
+        out.append(TaskOutcome(
+            domain=rng.choice(["airline", "retail", "air"]), task_id=rng.choice(["0", "1", "10", "2", "3"]),
+            policy_violation_task=rng.random() < 0.3, trials=trials, successes=rng.randint(0, trials),
+            reward_sum=rng.choice([0.0, 1.0, 0.5, -0.0]), attack_trials=rng.choice([0, trials]),
+        ))
+    return out
+
+
+def test_table_alignment_is_the_alignment_of_objects() -> None:
+    rng = random.Random(11)
+    for _ in range(300):
+        base, cand = _random_outcomes(rng), _random_outcomes(rng)
+        plain = align(base, cand)
+        got = align_tables(TaskTable.from_outcomes(base), TaskTable.from_outcomes(cand))
+        assert got.dropped == plain.dropped
+        pairs = [(got.base.outcome(a), got.cand.outcome(b)) for a, b in zip(got.rows_a.tolist(), got.rows_b.tolist())]
+        assert pairs == [(p.baseline, p.candidate) for p in plain.pairs]
+        assert got.full_common_k == plain.full_common_k
+        for mdef in METRICS:
+            assert got.max_n(mdef) == max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in plain.pairs), default=0)
+
+
+def test_task_table_contents_group_equal_tasks_only() -> None:
+    rng = random.Random(13)
+    outcomes = sorted({o.key: o for o in _random_outcomes(rng) + _random_outcomes(rng)}.values(), key=lambda o: task_sort_key(o.key))
+    table = TaskTable.from_outcomes(outcomes)
+    first, group = table.contents
+    content = [o.model_dump_json(exclude={"task_id"}) for o in outcomes]
+    for i, g in enumerate(group.tolist()):
+        assert content[first[g]] == content[i]
+    assert len(first) == len(set(content))  # (0.0 and -0.0 rewards are apart in both)
 
 
 @pytest.mark.parametrize("decoder", ["msgspec", "pydantic"])

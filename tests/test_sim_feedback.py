@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.faults.model import FaultProfile
 from tauguard.faults.profiles import FaultProfileError, check_needs, load_profile
-from tauguard.guard import OPEN_REQUEST_MARKER, GuardDecision, GuardSession, ReadRequest, Verdict
+from tauguard.strategy_api.guard import OPEN_REQUEST_MARKER, GuardDecision, GuardSession, ReadRequest, Verdict
 from tauguard.sim import reaction
 from tauguard.sim.beliefs import Beliefs
 
@@ -168,7 +168,7 @@ class _Hold(GuardSession):
 
 
 def _poisoned_run(feedback: str) -> tuple[list[str], Any, list[Any]]:
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.guarded import GuardedAgent
     from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
     from tauguard.sim.agent import SimAgent

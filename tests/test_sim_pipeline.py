@@ -7,7 +7,7 @@ import pytest
 from conftest import make_unit
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.sim.plan import gold_plan
 from tauguard.execution.simulate import run_unit
 

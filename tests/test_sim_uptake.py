@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.guarded import GuardedAgent
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.evaluation import CachedEvaluator
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.tau2_adapter.evaluation import CachedEvaluator
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
-from tauguard.guard import GuardDecision, GuardSession, Verdict
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, Verdict
 from tauguard.sim import texts
 from tauguard.sim.agent import SimAgent
 from tauguard.sim.clean_plan import sim_plan
@@ -101,8 +101,8 @@ def test_without_uptake_the_sim_repeats_and_the_wrapper_gives_up():
 
 
 def _ledger(task_id: str) -> GuardSession | None:
-    from tauguard.registry import create_strategy
-    from tauguard.replay import session_context
+    from tauguard.strategy_api.registry import create_strategy
+    from tauguard.tau2_adapter.replay import session_context
 
     return create_strategy("ledger", {}).new_session(session_context("retail", task_id))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from tauguard.stats import (
+from tauguard.analysis.stats import (
     bootstrap_mean_cis,
     bootstrap_mean_distribution,
     bootstrap_mean_distributions,
@@ -80,7 +80,7 @@ def test_stratified_bootstrap_variance_is_within_strata() -> None:
 
 
 def test_bootstrap_chunking_covers_every_resample(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tauguard.stats as st
+    import tauguard.analysis.stats as st
 
     monkeypatch.setattr(st, "_CHUNK_ELEMENTS", 100)  # forces many chunks
     dist = bootstrap_mean_distribution(np.arange(40.0), n_resamples=1_001, seed=0)
@@ -247,7 +247,7 @@ def _bonett_price(n12: int, n21: int, n: int, confidence: float = 0.95) -> tuple
 
 @pytest.mark.parametrize(("up", "down", "n", "confidence"), [(0, 0, 6, 0.95), (5, 0, 5, 0.95), (3, 7, 40, 0.95), (12, 2, 50, 0.99)])
 def test_adjusted_ci_is_bonett_price_on_binary_differences(up: int, down: int, n: int, confidence: float) -> None:
-    from tauguard.stats import adjusted_mean_ci
+    from tauguard.analysis.stats import adjusted_mean_ci
 
     # Candidate-only passes are +1 (n21 in the candidate-minus-baseline orientation).
     diffs = np.array([1.0] * up + [-1.0] * down + [0.0] * (n - up - down))
@@ -258,7 +258,7 @@ def test_adjusted_ci_is_bonett_price_on_binary_differences(up: int, down: int, n
 
 
 def test_adjusted_ci_never_collapses_and_rejects_out_of_range_values() -> None:
-    from tauguard.stats import adjusted_mean_ci, adjusted_mean_cis
+    from tauguard.analysis.stats import adjusted_mean_ci, adjusted_mean_cis
 
     tied = adjusted_mean_ci(np.zeros(6))
     # The percentile bootstrap of six ties is [0, 0]; the adjusted CI keeps a real loss possible.
@@ -277,7 +277,7 @@ def test_adjusted_ci_never_collapses_and_rejects_out_of_range_values() -> None:
 def test_minimum_detectable_difference_matches_statsmodels() -> None:
     from statsmodels.stats.power import NormalIndPower
 
-    from tauguard.stats import minimum_detectable_difference
+    from tauguard.analysis.stats import minimum_detectable_difference
 
     se, n = 0.03, 50
     sd = se * np.sqrt(n)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.records import Manifest, RoleUsage, TrialRecord, is_success
-from tauguard.store import RecordWriter, RunLoadError, completed_keys, load_run, load_run_frame, write_manifest
+from tauguard.runs.records import Manifest, RoleUsage, TrialRecord, is_success
+from tauguard.runs.store import RecordWriter, RunLoadError, completed_keys, load_run, load_run_frame, write_manifest
 
 
 def _manifest(run_id="r") -> Manifest:
@@ -92,7 +92,7 @@ def test_missing_and_corrupt_runs_raise_one_line_errors(tmp_path: Path):
 
 
 def test_one_writer_per_run_folder(tmp_path: Path):
-    from tauguard.store import RunFolderError, RunLock, lock_holder
+    from tauguard.runs.store import RunFolderError, RunLock, lock_holder
 
     assert lock_holder(tmp_path) is None  # no lock file yet
     lock = RunLock.acquire(tmp_path)
@@ -106,9 +106,9 @@ def test_one_writer_per_run_folder(tmp_path: Path):
 
 
 def test_a_killed_writer_releases_its_lock(tmp_path: Path):
-    from tauguard.store import RunLock, lock_holder
+    from tauguard.runs.store import RunLock, lock_holder
 
-    code = f"from tauguard.store import RunLock; RunLock.acquire({str(tmp_path)!r}); print('locked', flush=True); import time; time.sleep(60)"
+    code = f"from tauguard.runs.store import RunLock; RunLock.acquire({str(tmp_path)!r}); print('locked', flush=True); import time; time.sleep(60)"
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     assert lock_holder(tmp_path) == proc.pid
@@ -119,7 +119,7 @@ def test_a_killed_writer_releases_its_lock(tmp_path: Path):
 
 
 def test_run_folders_are_created_atomically(tmp_path: Path):
-    from tauguard.store import RunFolderError, create_run_dir, lock_holder
+    from tauguard.runs.store import RunFolderError, create_run_dir, lock_holder
 
     stale = tmp_path / ".r.creating-999999999"  # left by a creator killed before its rename
     stale.mkdir()

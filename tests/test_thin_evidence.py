@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.metrics import METRICS, MetricDef, pass_hat_k, register_metric
-from tauguard.records import Manifest
-from tauguard.stats import merge_small_strata, min_tasks_to_reject, sign_flip_test
-from tauguard.store import RECORDS, read_manifest, write_manifest
+from tauguard.analysis.metrics import METRICS, MetricDef, pass_hat_k, register_metric
+from tauguard.runs.records import Manifest
+from tauguard.analysis.stats import merge_small_strata, min_tasks_to_reject, sign_flip_test
+from tauguard.runs.store import RECORDS, read_manifest, write_manifest
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
 runner = CliRunner()

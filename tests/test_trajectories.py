@@ -40,7 +40,7 @@ def runs(tmp_path_factory):
 
 
 def test_read_layout_without_task_id_and_trial(tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.importer import import_results
     from tauguard.trajectories.load import ResultsFileError, read_results
 
@@ -72,8 +72,8 @@ def test_read_layout_without_task_id_and_trial(tmp_path):
 
 
 def test_import_manifest_records_and_metrics(runs):
-    from tauguard.metrics import summarize_run
-    from tauguard.store import load_run, load_run_frame
+    from tauguard.analysis.metrics import summarize_run
+    from tauguard.runs.store import load_run, load_run_frame
 
     result = runs["claude"]
     assert (result.imported, result.excluded_simulations, result.label_conflicts) == (3, 0, 0)
@@ -117,7 +117,7 @@ def test_tasks_missing_or_different_are_excluded_with_reasons(tmp_path):
 
 
 def test_label_conflicts_excluded_or_relabelled(runs, tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.importer import ImportRunError, import_results
     from tauguard.trajectories.load import read_results
 
@@ -132,7 +132,7 @@ def test_label_conflicts_excluded_or_relabelled(runs, tmp_path):
 
 
 def test_rescore_agrees_and_reports_replay_differences(runs):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.rescore import rescore_run
 
     for key in ("retail",):
@@ -145,7 +145,7 @@ def test_rescore_agrees_and_reports_replay_differences(runs):
 
 
 def test_audit_classes_holds_and_rescue(runs):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import audit_run
 
     report = audit_run(load_run(runs["claude"].run_dir), ["react", "refuse-writes", "ledger"], follow_reads=True)
@@ -171,7 +171,7 @@ def test_audit_classes_holds_and_rescue(runs):
 
 
 def test_audit_counts_a_replay_mismatch(runs, tmp_path):
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.audit import audit_run
 
     run = load_run(runs["claude"].run_dir)
@@ -185,7 +185,7 @@ def test_audit_counts_a_replay_mismatch(runs, tmp_path):
 
 def test_probes_from_run_replay_and_carry_label_source(runs):
     from tauguard.probes.evaluate import evaluate_probes
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.probes import probes_from_run
 
     probes = probes_from_run(load_run(runs["claude"].run_dir))
@@ -207,9 +207,9 @@ def test_probes_from_run_replay_and_carry_label_source(runs):
 
 
 def test_compare_and_check_on_imported_runs(runs):
-    from tauguard.check import UnpairedRunsError, run_gate
-    from tauguard.compare import compare_runs
-    from tauguard.store import load_run
+    from tauguard.analysis.check import UnpairedRunsError, run_gate
+    from tauguard.analysis.compare import compare_runs
+    from tauguard.runs.store import load_run
 
     base, cand = load_run(runs["gptoss"].run_dir), load_run(runs["claude"].run_dir)
     report = compare_runs([base, cand], n_resamples=200)

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from tauguard_strategies.workflow import WorkflowStrategy
 from tauguard_strategies.workflow.graph import GraphError, WorkflowFile, flatten, load, problems, read_file
 from tauguard.cli.main import app
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import OPEN_REQUEST_MARKER, SessionContext, Verdict
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import OPEN_REQUEST_MARKER, SessionContext, Verdict
 from tauguard.sim import texts
 from tauguard.testing.llm_server import ScriptedLLMServer
 
@@ -117,7 +117,7 @@ def test_session_intercepts_until_the_authorization_node_is_reached_and_tracks_t
 def test_premature_stop_is_caught_and_the_sim_continues(tau2):
     from conftest import make_unit
     from tauguard.execution.simulate import run_unit
-    from tauguard.records import TrialRecord
+    from tauguard.runs.records import TrialRecord
 
     profile = {"name": "stop", "rates": {"premature_stop": 1.0}, "uptake": 1.0}
     react = TrialRecord.model_validate(run_unit(make_unit("retail", "5", fault_profile=profile)))

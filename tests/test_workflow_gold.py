@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from tauguard import tau2compat as t2
-from tauguard.gold_conflicts import gold_conflicts
-from tauguard.guard import Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.domains.gold_conflicts import gold_conflicts
+from tauguard.strategy_api.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, sweep
 
 UNSTATED_REASON = "is insured but no health or weather reason was stated"

@@ -17,9 +17,9 @@ from tauguard_strategies.ledger.predicates.base import predicate
 from tauguard_strategies.workflow import graph as workflow_graph
 
 from tauguard import domains
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.classifier.state import read_map
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.datafiles import DataFileError, load_toml
 from tauguard.domains import consistency
 from tauguard.domains.contract import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.sim import texts
 
 

@@ -12,7 +12,7 @@ from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.checks import CHECKS, CheckContext
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge
 
 

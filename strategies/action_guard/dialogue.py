@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from tauguard_strategies.action_guard.evidence import Evidence, Turn
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import DialogueJudge
 from tauguard.dialogue.statement import mentions_value
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.dialogue.statement import walk_dicts
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.view import DialogueView, view_of
 
 # The key that identifies an entity in tau2's tool results, by priority: a retail order also
@@ -77,11 +77,14 @@ class Evidence:
     flight_status: dict[tuple[str, str], str] = field(default_factory=dict)
     # The conversation as the dialogue judge reads it (tauguard.dialogue).
     view: DialogueView = field(default_factory=DialogueView)
+    # The calls before the gated one in its agent message: issued, not yet executed
+    # (tauguard.strategy_api.conversation.Conversation.gated_at). No entity fact comes from them.
+    pending: list[ToolCallView] = field(default_factory=list)
 
     @classmethod
     def from_conversation(cls, conversation: Conversation) -> Evidence:
         """Collect observations, entity snapshots and text turns, in conversation order."""
-        ev = cls(view=view_of(conversation))
+        ev = cls(view=view_of(conversation), pending=conversation.pending_calls())
         for pos, event in enumerate(conversation.events):
             if event.kind == "user_message" and event.content:
                 ev.turns.append(Turn(pos, "user", event.content))
@@ -128,6 +131,10 @@ class Evidence:
     def results_of(self, *tools: str) -> list[Observation]:
         """Successful results of the named tools, in order."""
         return [o for o in self.observations if o.call.name in tools]
+
+    def done_or_pending(self, *tools: str) -> list[ToolCallView]:
+        """Calls of the named tools that succeeded, then those issued earlier in the gated call's message."""
+        return [o.call for o in self.results_of(*tools)] + [c for c in self.pending if c.name in tools]
 
     def user_texts(self) -> list[str]:
         """The user's text turns."""

@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.conversation_text import render_conversation
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation_text import render_conversation
 from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.llm_answer import parse_json_answer
 

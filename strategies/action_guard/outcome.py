@@ -3,7 +3,7 @@
 An item's outcome is a status, not yet a verdict: what a violation calls for is declared by
 the item (``on_violation``) and what missing evidence calls for by the ``on_missing``
 option; :mod:`tauguard_strategies.action_guard.verdict` turns outcomes into the shared
-:class:`~tauguard.guard.RuleFinding` and combines them.
+:class:`~tauguard.strategy_api.guard.RuleFinding` and combines them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard_strategies.action_guard.schema import ItemKind
-from tauguard.guard import GuardUsage, ReadRequest
+from tauguard.strategy_api.guard import GuardUsage, ReadRequest
 
 ItemStatus = Literal["met", "missing", "violated", "unchecked"]
 

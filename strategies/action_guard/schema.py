@@ -27,7 +27,7 @@ from tauguard import domains as policy_pack
 from tauguard.datafiles import read_toml, validate
 from tauguard.domains.consistency import check_confirmation, check_entity_read, check_scope, check_write
 from tauguard.domains.contract import contract
-from tauguard.guard import Verdict
+from tauguard.strategy_api.guard import Verdict
 
 CHECKLIST_DIR = Path(__file__).parent / "checklists"
 

@@ -16,9 +16,9 @@ from tauguard_strategies.action_guard.llm_verifier import verify_llm
 from tauguard_strategies.action_guard.options import ActionGuardOptions
 from tauguard_strategies.action_guard.outcome import VerifierResult
 from tauguard_strategies.action_guard.verdict import decide
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.guards import dialogue_judge
-from tauguard.guard import GuardDecision, GuardSession, SessionContext, Verdict
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, SessionContext, Verdict
 
 
 def transfer_advice(tool: str, holds: int) -> str:

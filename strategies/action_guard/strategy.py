@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tauguard_strategies.action_guard.options import ActionGuardOptions
 from tauguard_strategies.action_guard.session import ActionGuardSession
-from tauguard.guard import GuardSession, SessionContext, Strategy
+from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 
 
 class ActionGuardStrategy(Strategy):

@@ -1,9 +1,9 @@
 """From item outcomes to a GuardDecision (the hook contract's verdict).
 
-Each item's outcome becomes a :class:`~tauguard.guard.RuleFinding` whose verdict is what
+Each item's outcome becomes a :class:`~tauguard.strategy_api.guard.RuleFinding` whose verdict is what
 the outcome calls for: missing evidence -> VERIFY (read or ask first), or ALLOW with
 ``on_missing="allow"``; evidence contradicting an item -> the verdict the item declares
-(REVISE or BLOCK for A items; D items only VERIFY). :func:`tauguard.guard.combine` decides.
+(REVISE or BLOCK for A items; D items only VERIFY). :func:`tauguard.strategy_api.guard.combine` decides.
 What is the action guard's own: the met / unchecked / unverified item lists, the LLM
 verifier's remediation taking precedence, and the failure policy for a verifier that
 produced no usable verdict (``closed`` holds the call with VERIFY, ``open`` lets it through).
@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.outcome import ItemOutcome, VerifierResult
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, RuleFinding, Verdict, combine
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, RuleFinding, Verdict, combine
 
 # Decisions forced by a verifier failure carry the project-wide guard-error rule prefix, so
 # runs count them in the guard error rate.

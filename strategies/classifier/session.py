@@ -17,8 +17,8 @@ from tauguard.errors import TauguardInputError
 from tauguard.classifier.model import Artifact, decide, load_artifact
 from tauguard.classifier.retrieval import Retriever, make_retriever
 from tauguard.classifier.state import WITH_POLICY, DecisionState, build_state, missing_reads, render
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, ReadRequest, SessionContext, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, ReadRequest, SessionContext, Verdict
 
 LLM_ERROR_RULE = f"{GUARD_ERROR_RULE}.classifier_llm"
 VERDICTS = {"allow": Verdict.ALLOW, "verify": Verdict.VERIFY, "refuse": Verdict.BLOCK}

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.classifier.state import Representation
 from tauguard.errors import TauguardInputError
-from tauguard.guard import GuardSession, SessionContext, Strategy
+from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 from tauguard_strategies.classifier.session import ClassifierSession, Gate
 
 

@@ -1,6 +1,6 @@
 """The policy gate: every predicate of the proposed WRITE, combined into one GuardDecision.
 
-The predicates' findings are combined by :func:`tauguard.guard.combine` (the most severe
+The predicates' findings are combined by :func:`tauguard.strategy_api.guard.combine` (the most severe
 decides; ties go to the first predicate in registration order). What is the ledger's own:
 a missing or stale fact becomes a VERIFY naming the read that observes it, a predicate
 that cannot read the call's arguments is skipped (left to the tool's own validation), the
@@ -17,8 +17,8 @@ from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.predicates import GateContext, NeedFact, for_tool
 from tauguard_strategies.ledger.readmap import DomainMap
-from tauguard.conversation import ToolCallView
-from tauguard.guard import GuardDecision, RuleFinding, Verdict, combine, held
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, RuleFinding, Verdict, combine, held
 
 # A predicate that cannot read the call's arguments leaves them to the tool's own validation.
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
@@ -38,8 +38,10 @@ def _stated_identity(domain: str) -> bool:
     return any(way.stated is not None for way in c.identification.ways)
 
 
-def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallView, user_text: str = "") -> GuardDecision:
-    """The gate's decision on ``call`` given the current ledger (and, for a stated user id, what the user said)."""
+def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallView, user_text: str = "",
+             pending: tuple[ToolCallView, ...] = ()) -> GuardDecision:
+    """The gate's decision on ``call`` given the current ledger (and, for a stated user id, what the
+    user said; ``pending``: the calls before ``call`` in its agent message)."""
     book = clauses.load(domain)
     predicates = for_tool(domain, call.name)
     not_observable = [c.id for c in book.clause if call.name in c.tools and c.enforcement == "not_observable"]
@@ -52,7 +54,8 @@ def evaluate(domain: str, dmap: DomainMap, ledger: LedgerBase, call: ToolCallVie
     used: list[dict[str, Any]] = []  # the ledger values each finding's predicate read
     facts: dict[str, Any] = {}
     for pred in predicates:
-        ctx = GateContext(call=call, ledger=ledger, dmap=dmap, user_text=user_text, stated_identity=_stated_identity(domain))
+        ctx = GateContext(call=call, ledger=ledger, dmap=dmap, user_text=user_text, stated_identity=_stated_identity(domain),
+                          pending=pending)
         try:
             finding = pred.fn(ctx)
         except NeedFact as need:

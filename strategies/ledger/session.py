@@ -7,8 +7,8 @@ from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.schemas import new_ledger
 from tauguard_strategies.ledger.readmap import domain_map
 from tauguard_strategies.ledger.update import absorb
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession
 
 
 class LedgerSession(GuardSession):
@@ -31,7 +31,7 @@ class LedgerSession(GuardSession):
     def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
         """Check the call against every predicate of its tool."""
         said = "\n".join(e.content or "" for e in conversation.events if e.kind == "user_message")
-        return gate.evaluate(self.domain, self.dmap, self.ledger, call, user_text=said)
+        return gate.evaluate(self.domain, self.dmap, self.ledger, call, user_text=said, pending=tuple(conversation.pending_calls()))
 
     def render_context(self) -> str | None:
         """The full ledger, rendered deterministically (None when rendering is switched off)."""

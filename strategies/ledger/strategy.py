@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard_strategies.ledger.schemas import LEDGER_TYPES
 from tauguard_strategies.ledger.session import LedgerSession
-from tauguard.guard import GuardSession, SessionContext, Strategy
+from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 
 
 class LedgerOptions(BaseModel):

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 from tauguard_strategies.ledger.ledger import LedgerBase, WriteRecord
 from tauguard_strategies.ledger.parse import is_error_text, parse_content
 from tauguard_strategies.ledger.readmap import DomainMap
-from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 
 
 def absorb(ledger: LedgerBase, dmap: DomainMap, tool_types: dict[str, str], result: ConversationEvent) -> list[str]:

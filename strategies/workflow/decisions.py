@@ -15,7 +15,7 @@ from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.outcome import ItemOutcome
 from tauguard_strategies.action_guard.schema import ChecklistItem, domain_checklists
 from tauguard_strategies.workflow.graph import Node
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue import DialogueJudge
 
 

@@ -22,8 +22,8 @@ from tauguard.dialogue.guards import dialogue_judge
 from tauguard.domains import UnknownClauseError
 from tauguard.domains.contract import contract
 from tauguard.process.score import identified
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import (
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import (
     GUARD_ERROR_RULE,
     OPEN_REQUEST_MARKER,
     GuardDecision,

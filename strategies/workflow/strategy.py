@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from tauguard_strategies.workflow.options import WorkflowAblationOptions, WorkflowOptions
 from tauguard_strategies.workflow.session import WorkflowSession
-from tauguard.guard import GuardSession, SessionContext, Strategy
+from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 
 
 class WorkflowStrategy(Strategy):

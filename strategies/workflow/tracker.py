@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard_strategies.workflow.graph import FlatGraph, Node
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
 from tauguard.dialogue.polarity import is_short_answer
 from tauguard.dialogue.statement import facts_of, mentions_value
@@ -108,11 +108,13 @@ class Tracker:
         self._calls: dict[str, ToolCallView] = {}
 
     def update(self, conversation: Conversation) -> None:
-        """Process the events not seen yet."""
+        """Process the events not seen yet (the calls a gated write's message issued before it
+        are left for later: the message may be held and asked again)."""
         events = conversation.events
-        for index in range(self.state.seen, len(events)):
+        end = conversation.settled()
+        for index in range(self.state.seen, end):
             self._event(index, events[index], events)
-        self.state.seen = len(events)
+        self.state.seen = max(self.state.seen, end)
 
     def _event(self, index: int, event: ConversationEvent, events: list[ConversationEvent]) -> None:
         state = self.state

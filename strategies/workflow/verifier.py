@@ -18,8 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tauguard_strategies.workflow.graph import FlatGraph
-from tauguard.conversation import Conversation
-from tauguard.conversation_text import render_conversation
+from tauguard.strategy_api.conversation import Conversation
+from tauguard.strategy_api.conversation_text import render_conversation
 from tauguard.dialogue.wording import CONFIRMATION_RULE
 from tauguard.llm_call import StructuredResult
 

@@ -6,7 +6,7 @@
   reaches the environment: the inner agent receives the decision as that call's error
   result and is asked again, at most ``max_retries`` times per turn, after which the
   wrapper tells the user the action cannot be performed;
-- every firing is recorded as a :class:`~tauguard.guard.GuardEvent`.
+- every firing is recorded as a :class:`~tauguard.strategy_api.guard.GuardEvent`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from tau2.agent.base import BaseAgent
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.inner import append_history, receive_guard_decisions, set_guard_context
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text
 
 HELD_SIBLING = (
     "NOT executed: another call in the same message was held by the guard. "
@@ -142,13 +142,15 @@ class GuardedAgent(BaseAgent):
     def _gate(self, out: Any) -> dict[str, GuardDecision]:
         assert self.session is not None
         held: dict[str, GuardDecision] = {}
-        for call in out.tool_calls:
+        calls = [_view(call) for call in out.tool_calls]
+        for index, call in enumerate(out.tool_calls):
             if self.tool_types.get(call.name) != "WRITE":
                 continue
-            view = _view(call)
+            view = calls[index]
             start = time.perf_counter()
             try:
-                decision = self.session.before_write(view, self.conversation)
+                # the message's earlier calls run first if it is allowed: the guard sees them
+                decision = self.session.before_write(view, self.conversation.gated_at(calls[:index]))
             except Exception as exc:  # a crashing guard must not pass a write silently
                 decision = GuardDecision(
                     verdict=Verdict.VERIFY,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from tauguard.guard import GuardDecision
+from tauguard.strategy_api.guard import GuardDecision
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.llm_generate import generate
 
 GUARD_CONTEXT_HEADER = "<guard_context>\nThe runtime guard provides the following state and guidance.\n"

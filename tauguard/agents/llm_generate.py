@@ -24,7 +24,7 @@ import json
 import logging
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.llm_call import response_cost
 
 _LOG = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from tauguard.tables import fit_table
 
 from tauguard.attacks.report import AttackGroup, AttackReport, UtilitySafety
-from tauguard.metrics import KValue
+from tauguard.analysis.metrics import KValue
 
 
 def _fmt(value: float | None) -> str:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from tauguard.metrics import KValue, k_metric, max_trials, outcomes_from_units
-from tauguard.outcome_index import UnitOutcome, record_tally, unit_outcome
-from tauguard.records import TrialRecord
+from tauguard.analysis.metrics import KValue, k_metric, max_trials, outcomes_from_units
+from tauguard.runs.outcome_index import UnitOutcome, record_tally, unit_outcome
+from tauguard.runs.records import TrialRecord
 
 
 class AttackGroup(BaseModel):

@@ -8,7 +8,7 @@ from typing import Any
 from tauguard.attacks.catalog import DEFAULT_SET, set_targets
 from tauguard.attacks.judge import judge_attack
 from tauguard.attacks.model import AttackTarget
-from tauguard.records import AttackInfo
+from tauguard.runs.records import AttackInfo
 
 
 def attack_spec(config: Any) -> dict[str, Any] | None:

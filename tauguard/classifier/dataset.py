@@ -95,9 +95,9 @@ def load_probe_set(path: Path) -> ProbeSet:
     probes = read_probes(path)
     domain = check_usable(path, probes)  # before importing tau2: a bad file fails fast
 
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.evaluate import ReplayMemo, _find_task, check_probes
-    from tauguard.replay import agent_view
+    from tauguard.tau2_adapter.replay import agent_view
 
     try:
         check_probes(probes)

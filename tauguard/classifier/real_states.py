@@ -29,7 +29,7 @@ from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard.classifier.clauses import clause_pool
 from tauguard.classifier.dataset import LabelledState, ProbeSet
 from tauguard.classifier.state import DecisionState, build_state
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue.cases import read_simulations
 from tauguard.domains.contract import contract
 from tauguard.errors import TauguardInputError
@@ -51,7 +51,7 @@ def trajectories_dir() -> Path:
 @cache
 def tool_types(domain: str) -> dict[str, str]:
     """τ²'s READ / WRITE / GENERIC type of each agent tool (the live gate's own mapping)."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     return t2.tool_types(domain)[0]
 

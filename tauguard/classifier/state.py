@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.domains.contract import contract_domains, entity_reads
 
 Representation = Literal["raw", "masked", "structured", "raw+policy"]

@@ -62,9 +62,9 @@ def attacks(
         return
     from tauguard.attacks.render import utility_rows
     from tauguard.attacks.report import utility_safety
-    from tauguard.metrics import run_is_simulated
-    from tauguard.store import RunLoadError, load_run
-    from tauguard.records import SIMULATION_NOTE as SIM_NOTE
+    from tauguard.analysis.metrics import run_is_simulated
+    from tauguard.runs.store import RunLoadError, load_run
+    from tauguard.runs.records import SIMULATION_NOTE as SIM_NOTE
 
     views, simulated = [], False
     for run_dir in runs:

@@ -76,8 +76,8 @@ def audit(
     through the rate limits, retries and cost accounting of a run); their calls, tokens and
     cost are reported in total and per write.
     """
-    from tauguard.registry import UnknownStrategyError, get_strategy_class
-    from tauguard.store import RunLoadError, load_run
+    from tauguard.strategy_api.registry import UnknownStrategyError, get_strategy_class
+    from tauguard.runs.store import RunLoadError, load_run
 
     if output is not None:
         check_output_file(output, "-o/--output")

@@ -49,9 +49,9 @@ def compare(
     the output gives the smallest |Δ| the design could detect. Runs whose manifests differ in
     what pairing needs get one warning line per difference.
     """
-    from tauguard.compare import CompareError, compare_runs, load_runs
-    from tauguard.reporting import render_compare_csv, render_compare_json, render_compare_text
-    from tauguard.store import RunLoadError
+    from tauguard.analysis.compare import CompareError, compare_runs, load_runs
+    from tauguard.analysis.render import render_compare_csv, render_compare_json, render_compare_text
+    from tauguard.runs.store import RunLoadError
 
     if len(runs) < 2:
         fail("compare needs at least two runs: a baseline and a candidate")
@@ -65,6 +65,7 @@ def compare(
             seed=seed,
             subset=subset.value,
             domain=domain,
+            task_diffs=tasks,  # 10^5 rows at scale that only --tasks prints
         )
     except (RunLoadError, CompareError) as exc:
         fail(str(exc))

@@ -25,7 +25,7 @@ def export(
     back as the same run. Records τ² cannot represent (no conversation, a termination reason
     τ² does not know) are listed, not written.
     """
-    from tauguard.store import RunLoadError, load_run
+    from tauguard.runs.store import RunLoadError, load_run
     from tauguard.trajectories.export import ExportError, export_results
 
     check_output_file(output, "-o/--output")  # a regular file or none yet, before any work

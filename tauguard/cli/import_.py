@@ -151,7 +151,7 @@ def import_(
         fail(str(exc))
     report = None
     if rescore:
-        from tauguard.store import load_run
+        from tauguard.runs.store import load_run
         from tauguard.trajectories.rescore import rescore_run
 
         def tick(done: int, total: int) -> None:

@@ -10,7 +10,7 @@ import typer
 from tauguard.cli.common import OutputFormat, fail, ranged
 
 if TYPE_CHECKING:
-    from tauguard.power import PowerPlan
+    from tauguard.analysis.power import PowerPlan
 
 
 def _pilot(plan: PowerPlan) -> str:
@@ -26,7 +26,7 @@ def render_power(plan: PowerPlan, fmt: str) -> str:
     """The plan as a table or markdown."""
     from tabulate import tabulate
 
-    from tauguard.records import SIMULATION_NOTE
+    from tauguard.runs.records import SIMULATION_NOTE
 
     md = fmt == "markdown"
     lines: list[str] = []
@@ -78,10 +78,10 @@ def power(
     Simulates pairs of runs from the pilot run's per-task success rates and decides each as
     `compare` does. Without --vs the candidate breaks (Δ < 0) or fixes (Δ > 0) whole tasks.
     """
-    from tauguard.compare import load_runs
-    from tauguard.metrics import run_is_simulated, run_task_outcomes
-    from tauguard.power import PowerError, plan_power
-    from tauguard.store import RunLoadError
+    from tauguard.analysis.compare import load_runs
+    from tauguard.analysis.metrics import run_is_simulated, run_task_outcomes
+    from tauguard.analysis.power import PowerError, plan_power
+    from tauguard.runs.store import RunLoadError
 
     try:
         loaded = load_runs([run] + ([vs] if vs is not None else []), conversations=False, records=False)
@@ -104,7 +104,7 @@ def power(
     except (RunLoadError, PowerError) as exc:
         fail(str(exc))
     if vs is not None:
-        from tauguard.pairing import pairing_warnings
+        from tauguard.analysis.pairing import pairing_warnings
 
         for line in pairing_warnings(loaded[0].manifest, loaded[1].manifest):
             typer.echo(f"warning: {line}", err=True)

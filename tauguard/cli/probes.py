@@ -57,7 +57,7 @@ def build(
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
     variants (refuse / verify) and the task's policy-violation temptation (refuse). With
     --from-run: one probe per recorded agent write, labelled from its outcome class."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.build import build_probes, build_probes_from_run
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
@@ -66,7 +66,7 @@ def build(
     task = merge_task_ids(task_ids, task)
     verbose = plain or verbose
     if from_run is not None:
-        from tauguard.store import RunLoadError
+        from tauguard.runs.store import RunLoadError
 
         if domain is not None or task:
             fail("--from-run takes the run's own domain and tasks; drop --domain/--task-ids")
@@ -111,7 +111,7 @@ def eval_(
     from tauguard.probes.evaluate import check_probes, evaluate_probes
     from tauguard.probes.model import read_probes
     from tauguard.probes.render import render_report
-    from tauguard.registry import validated_options
+    from tauguard.strategy_api.registry import validated_options
 
     options = validated_options(strategy, parse_strategy_options(strategy_option))  # errors: exit 2 in main
     items = read_probes(probes)  # ProbeFileError: one line, exit 2 (tauguard.cli.main)
@@ -165,10 +165,10 @@ def sweep_(
 ) -> None:
     """Replay every gold write of a split through a strategy's gate (one replay per task) and
     report ALLOW / VERIFY / REVISE / BLOCK per domain with the held writes listed."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.sweep import sweep
     from tauguard.probes.sweep_report import build_report, render_sweep
-    from tauguard.registry import create_strategy
+    from tauguard.strategy_api.registry import create_strategy
 
     options = parse_strategy_options(strategy_option)
     domains = [d for item in (domain or list(t2.DOMAINS)) for d in item.split(",") if d]

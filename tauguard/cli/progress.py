@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tauguard.records import USAGE_ROLES
+from tauguard.runs.records import USAGE_ROLES
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
-    from tauguard.records import TrialRecord
+    from tauguard.runs.records import TrialRecord
 
 
 def _tokens(n: int) -> str:

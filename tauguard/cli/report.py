@@ -47,11 +47,11 @@ def report(
 
     Runs still running or killed are shown as far as they got, marked PARTIAL.
     """
-    from tauguard.check import GateInputError, load_floors
-    from tauguard.compare import load_runs
+    from tauguard.analysis.check import GateInputError, load_floors
+    from tauguard.analysis.compare import load_runs
     from tauguard.report import ReportError, ReportOptions, build_report, write_report
     from tauguard.report.plots import PlotDependencyError
-    from tauguard.store import RunLoadError
+    from tauguard.runs.store import RunLoadError
 
     check_output_file(output, "-o/--output")  # before any work: a regular file or none yet
     from tauguard.errors import TauguardInputError
@@ -89,7 +89,7 @@ def report(
         if run.skipped_lines:
             typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
     for note in data.compare_notes:
-        if note.startswith("warning: "):  # unpaired runs (tauguard.pairing), also shown on the page
+        if note.startswith("warning: "):  # unpaired runs (tauguard.analysis.pairing), also shown on the page
             typer.echo(note, err=True)
     try:
         size = write_report(data, output)

@@ -27,7 +27,7 @@ from tauguard.cli.common import (
 
 if TYPE_CHECKING:
     from tauguard.execution.batch import Progress
-    from tauguard.records import TrialRecord
+    from tauguard.runs.records import TrialRecord
 
 
 def _parse_json_object(value: str | None, flag: str) -> dict[str, Any] | None:
@@ -219,7 +219,7 @@ def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution.batch import RunWriteError
     from tauguard.execution.forkpool import WorkerLost
     from tauguard.execution.engines.driver import ClusterUnavailable
-    from tauguard.store import RunFolderError
+    from tauguard.runs.store import RunFolderError
 
     run_dir = run_plan.run_dir
     from tauguard.cli.progress import RunDisplay

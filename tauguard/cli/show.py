@@ -11,7 +11,7 @@ from tauguard.cli.common import OutputFormat, fail, note_live_runs, terminal_saf
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
-    from tauguard.summary import RunSummary
+    from tauguard.analysis.summary import RunSummary
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -20,7 +20,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def ci_line(run: object, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
     """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
-    from tauguard.metrics import common_k, metric_def, outcomes_from_units
+    from tauguard.analysis.metrics import common_k, metric_def, outcomes_from_units
     from tauguard.report.curves import curve
 
     outcomes = outcomes_from_units(run.unit_outcomes())  # type: ignore[attr-defined]  # the outcome index suffices
@@ -39,13 +39,13 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
     """Render a summary as table or markdown text (``ci``: the line of :func:`ci_line`)."""
     from tauguard.tables import fit_table
 
-    from tauguard.metrics import METRICS
+    from tauguard.analysis.metrics import METRICS
 
     tablefmt = "github" if fmt == "markdown" else "simple"
     s = summary
     lines = []
     if s.simulated:
-        from tauguard.records import SIMULATION_NOTE as SIM_NOTE
+        from tauguard.runs.records import SIMULATION_NOTE as SIM_NOTE
 
         lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
     if s.source_note:
@@ -142,8 +142,8 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
 
 def print_summary(run_dir: Path, fmt: str) -> None:
     """Load a run and print its summary (used by `show` and at the end of `run`)."""
-    from tauguard.store import RunLoadError, load_run
-    from tauguard.summary import summarize
+    from tauguard.runs.store import RunLoadError, load_run
+    from tauguard.analysis.summary import summarize
 
     try:
         # The outcome index holds everything the summary counts: no record is parsed.

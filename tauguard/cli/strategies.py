@@ -8,12 +8,12 @@ from typing import Any
 import typer
 
 from tauguard.cli.common import OutputFormat
-from tauguard.store import dump_json
+from tauguard.runs.store import dump_json
 
 
 def strategy_rows(include_hidden: bool) -> list[dict[str, Any]]:
     """One row per strategy: name, description, origin, hooks and options (with types and defaults)."""
-    from tauguard.registry import RegistryLoadError, available, describe, option_fields, strategies
+    from tauguard.strategy_api.registry import RegistryLoadError, available, describe, option_fields, strategies
 
     rows = []
     for info in available(include_hidden).values():

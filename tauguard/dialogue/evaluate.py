@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.cases import ConfirmationCase, read_simulations
 from tauguard.dialogue.judge import DialogueJudge
 from tauguard.dialogue.view import conversation_of_messages, view_of

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tauguard.dialogue import Backend, DialogueJudge, judge
-from tauguard.guard import SessionContext
+from tauguard.strategy_api.guard import SessionContext
 
 
 def dialogue_judge(backend: Backend, context: SessionContext) -> DialogueJudge:

@@ -30,7 +30,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
 from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_value, names_action, states

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.judge import Finding, Pairing, needs_confirmation
 from tauguard.dialogue.polarity import POLARITIES, Polarity
 from tauguard.dialogue.reasons import Reason

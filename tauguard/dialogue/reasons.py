@@ -5,7 +5,11 @@ The compiled backend reads a user's words as concepts, not as a list of trigger 
 concept is a set of expression patterns for the ways people say it (a state of the body,
 an event, a place or person of care; "not feeling well", "came down with", "under the
 weather" is health, not weather), with negation ("I'm not sick, my plans changed" states no
-health reason) and idioms resolved before matching. The LLM backend judges the same
+health reason) and idioms resolved before matching. Any reason at all (what the policy asks
+the agent to obtain for a cancellation) is a motive, by kind (:data:`_MOTIVES`: the plan
+changed, a different booking wanted instead, paying less, an airline disruption, a booking
+made by mistake, a personal situation), or a causal frame tying one to the request ("I'd
+like to minimize the charge, so I prefer to cancel and rebook"). The LLM backend judges the same
 question by meaning (:mod:`tauguard.dialogue.llm`).
 
 This module imports neither tau2 nor litellm.
@@ -56,13 +60,49 @@ _WEATHER = re.compile(
     r"forecast|wildfires?|volcan\w+|ash cloud|hail|extreme (?:heat|cold)|heat ?wave|"
     r"tempete|ouragan|tormenta|huracan|unwetter)\b"
 )
-# Any reason at all (the policy asks the agent to get one for a cancellation).
-_ANY = re.compile(
-    r"\b(because|since|due to|as i|reason|change of plans?|plans? (?:have |has |just |\w+ )?changed|changed? (?:my|our) plans?|"
-    r"no longer|don'?t need|do not need|don'?t want|can'?t make|cannot make|won'?t be able|unable to|"
-    r"emergency|family|work|conflict|mix-?up|mistake|cancel+ed by|airline cancel+ed|flight (?:was|got|has been|is) cancel+ed|"
-    r"personal|schedule)\b"
+# Any reason at all (the policy asks the agent to get one for a cancellation: "change of plan,
+# airline cancelled flight, or other reasons"). A reason says *why* the user wants the action:
+# either a motive (one of the kinds below, however phrased) or a causal or purpose frame that
+# ties a motive to the request ("..., so I prefer to cancel", "because ...", "in order to ...").
+_MOTIVES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # the plan or the circumstances changed; the trip is no longer wanted or possible
+    ("change of plan", re.compile(
+        r"\b(change (?:of|in) (?:my |our )?plans?|plans? (?:have |has |just |\w+ )?changed|changed? (?:my|our) (?:plans?|mind)|"
+        r"no longer|(?:don'?t|do not) (?:need|want)|(?:won'?t|will not) be (?:able|going|travel\w*)|"
+        r"(?:can'?t|cannot|can not) (?:make|go|travel|attend|fly|come)|unable to|not (?:going|travel\w*|flying) anymore|"
+        r"decided (?:not to|to stay|against)|(?:trip|event|conference|wedding|meeting|visit) (?:is |was |got |has been )?(?:cancel+ed|called off|postponed|moved))\b")),
+    # a different booking is wanted instead: the cancellation makes room for it
+    ("replacement", re.compile(
+        r"\b(re-?book\w*|book (?:a |an )?(?:new|different|another|separate)|(?:a |the )?(?:new|different|another|separate|cheaper) "
+        r"(?:reservations?|bookings?|flights?|trips?|tickets?|round ?trip)|instead)\b")),
+    # money: paying less for the trip (a refund alone is what every cancellation gives, no motive)
+    ("cost", re.compile(
+        r"\b((?:save|saving|minimi[sz]\w*|reduc\w*|lower\w*|cut\w*) (?:\w+ ){0,4}?(?:costs?|charges?|charged|amounts?|price|money|fees?|spend\w*|bill)|"
+        r"cheaper|less expensive|better (?:price|deal|fare))\b")),
+    # the airline disrupted the trip
+    ("airline cancelled flight", re.compile(
+        r"\b(cancel+ed by|airline cancel+ed|flight (?:was|got|has been|is|had been) (?:cancel+ed|delayed)|schedule change)\b")),
+    # the booking itself was a mistake
+    ("mistake", re.compile(
+        r"\b(mix-?up|mistake|by accident|accidental\w*|duplicates?|double[- ]?book\w*|booked (?:the )?wrong|wrong (?:date|flight|booking|reservation|destination))\b")),
+    # a personal situation
+    ("circumstance", re.compile(r"\b(emergency|family|work|conflict|personal|schedule|funeral|passed away)\b")),
 )
+# A causal or purpose frame: the words around it are the user's reason.
+_BECAUSE = re.compile(
+    r"\b(because|since|due to|owing to|as (?:i|we|my|our)|so that|in order to|that'?s why|reason)\b|,\s*so (?:i|we)\b")
+
+
+def motive(text: str) -> str | None:
+    """The kind of motive a user message states for a request ("change of plan", "cost", ...;
+    "stated" for a bare causal frame), or None."""
+    folded = _fold(text)
+    for name, pattern in _MOTIVES:
+        if pattern.search(folded):
+            return name
+    return "stated" if _BECAUSE.search(folded) else None
+
+
 _NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|nothing to do with|rather than|unrelated to)\s+(?:\w+\s+){0,2}$")
 _ASKS_REASON = re.compile(r"\b(reason|why)\b")
 
@@ -83,7 +123,7 @@ def reason_kind(text: str) -> ReasonKind | None:
         return "health"
     if _concept_in(text, _WEATHER):
         return "weather"
-    if _ANY.search(_fold(text)):
+    if motive(text) is not None:
         return "other"
     return None
 

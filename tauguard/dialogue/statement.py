@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.polarity import _fold
 from tauguard.dialogue.view import DialogueView
 from tauguard.domains.contract import Confirmation

@@ -1,6 +1,6 @@
 """What the dialogue judge reads of a conversation: text turns, calls, results, in order.
 
-Built from :class:`tauguard.conversation.Conversation` (what guards see) or from a stored τ²
+Built from :class:`tauguard.strategy_api.conversation.Conversation` (what guards see) or from a stored τ²
 simulation's ``messages`` (what the process rubric and the calibration cases see); both give
 the same :class:`DialogueView`, with positions that are indices into the conversation's
 events, and for stored messages a map from message index to event index.
@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from tauguard.config import RunConfig
 from tauguard.execution.forkpool import FORK, WorkerLost
 from tauguard.execution.plan import UnitSpec, by_task, deal
 from tauguard.execution.processes import Terminated, clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
-from tauguard.records import Manifest, TrialRecord
+from tauguard.runs.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
-from tauguard.store import RecordWriter, RunLock, completed_keys, write_manifest
+from tauguard.runs.store import RecordWriter, RunLock, completed_keys, write_manifest
 from tauguard.attacks.runtime import attack_spec
 
 
@@ -210,7 +210,7 @@ def record_cost(record: TrialRecord) -> float:
 
 def recorded_cost(run_dir: Path) -> float:
     """USD already recorded in a run folder (latest record per unit, errors included)."""
-    from tauguard.store import iter_records, latest_records
+    from tauguard.runs.store import iter_records, latest_records
 
     records, _ = iter_records(run_dir, conversations=False)
     return sum(record_cost(r) for r in latest_records(records))

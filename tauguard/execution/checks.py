@@ -45,13 +45,13 @@ def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None)
     check them against the run's domains and, once tasks are known, make one session per
     domain: whatever would fail in every worker fails here, before any work."""
     from tauguard.errors import TauguardInputError
-    from tauguard.registry import create_strategy
+    from tauguard.strategy_api.registry import create_strategy
 
     try:
         strategy = create_strategy(config.strategy, dict(config.strategy_options))
         strategy.check_domains(list(config.domains))
         if tasks:
-            from tauguard.replay import session_context
+            from tauguard.tau2_adapter.replay import session_context
 
             for domain, ids in tasks.items():
                 if ids:

@@ -32,9 +32,9 @@ from tauguard.execution.checks import (
     load_fault_profile,
 )
 from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks, versions
-from tauguard.records import Manifest, TrialRecord
+from tauguard.runs.records import Manifest, TrialRecord
 from tauguard.secrets import drop_redacted, remember_config_secrets
-from tauguard.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
+from tauguard.runs.store import RunLock, busy_error, completed_keys, create_run_dir, lock_holder, read_manifest
 
 OnRecord = Callable[[TrialRecord, Progress], None]
 

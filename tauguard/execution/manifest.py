@@ -11,11 +11,11 @@ from typing import Any
 from tauguard.config import SIM, RunConfig
 from tauguard.execution.batch import now_iso
 from tauguard.execution.checks import PlanError
-from tauguard.records import SIMULATION_NOTE, Manifest
+from tauguard.runs.records import SIMULATION_NOTE, Manifest
 
 def resolve_tasks(config: RunConfig) -> dict[str, list[str]]:
     """Task ids per domain, validated against tau2's split files."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
 
     tasks: dict[str, list[str]] = {}
     if config.task_ids and len(config.domains) > 1:
@@ -66,7 +66,7 @@ def git_commit() -> str | None:
 
 def new_manifest(run_id: str, config: RunConfig, tasks: dict[str, list[str]], profile: dict[str, Any]) -> Manifest:
     """The manifest of a new run (secrets redacted; strategy options validated, defaults filled in)."""
-    from tauguard.registry import validated_options
+    from tauguard.strategy_api.registry import validated_options
 
     config = config.model_copy(update={"strategy_options": validated_options(config.strategy, config.strategy_options)})
     redacted = config.redacted()

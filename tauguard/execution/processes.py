@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from tauguard.store import pid_alive
+from tauguard.runs.store import pid_alive
 
 SHM = Path("/dev/shm")
 _JOBLIB_PREFIX = "joblib_memmapping_folder_"

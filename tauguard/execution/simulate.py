@@ -13,11 +13,11 @@ import traceback
 from functools import lru_cache
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.config import SIM
-from tauguard.guard import Strategy
+from tauguard.strategy_api.guard import Strategy
 from tauguard.process import score_record
-from tauguard.records import InjectedFault, RoleUsage, TrialRecord, is_success
+from tauguard.runs.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
 from tauguard.execution.processes import exit_with_parent
 from tauguard.secrets import scrub
@@ -39,7 +39,7 @@ def _task(domain: str, split: str, task_id: str) -> t2.Task:
 def _strategy(name: str, options_json: str) -> Strategy:
     import json
 
-    from tauguard.registry import create_strategy
+    from tauguard.strategy_api.registry import create_strategy
 
     return create_strategy(name, json.loads(options_json))
 
@@ -47,7 +47,7 @@ def _strategy(name: str, options_json: str) -> Strategy:
 def _evaluator() -> Any:
     global _EVALUATOR
     if _EVALUATOR is None:
-        from tauguard.evaluation import CachedEvaluator
+        from tauguard.tau2_adapter.evaluation import CachedEvaluator
 
         _EVALUATOR = CachedEvaluator()
     return _EVALUATOR
@@ -70,7 +70,7 @@ def warm_up(domain: str) -> None:
         t2.tool_types(domain)
         t2.agent_tools(domain)
         t2.user_tools(domain)
-        from tauguard.cow_env import warm
+        from tauguard.tau2_adapter.cow_env import warm
 
         warm(domain)
         gc.collect()
@@ -211,7 +211,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
 
         from tauguard.agents.guarded import GuardedAgent
         from tauguard.llm_call import start_unit
-        from tauguard.replay import session_context
+        from tauguard.tau2_adapter.replay import session_context
 
         ledger = start_unit()  # every LLM call of this simulation is booked by role
 

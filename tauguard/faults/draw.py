@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import random
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.model import FaultProfile, ScheduledFault
-from tauguard.gold_conflicts import conflict_at
+from tauguard.domains.gold_conflicts import conflict_at
 from tauguard.sim.plan import Step, observing_reads
 from tauguard.sim.texts import TRANSFER_NOTICE
 

@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
 from tauguard.faults.draw import CONFLICT_REFUSAL
-from tauguard.gold_conflicts import conflict_at
+from tauguard.domains.gold_conflicts import conflict_at
 
 UNATTRIBUTED = "unattributed"
 NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
@@ -217,7 +217,7 @@ def _attribute(
     domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
     seen: list[str] | None = None, rejected: set[int] | None = None,
 ) -> tuple[str, int | None, str]:
-    from tauguard.conversation import ToolCallView
+    from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.sim.plan import targets
 
     # The writes that took effect (a rejected call changed nothing), matched to the gold writes
@@ -265,10 +265,10 @@ def _attribute(
 
 def fit(run_dirs: list[Path]) -> FitResult:
     """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.catalog import faults_by_id, temptations
     from tauguard.faults.opportunity import write_opportunities
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
 
     runs = [load_run(d) for d in run_dirs]
     for run in runs:
@@ -313,7 +313,7 @@ def fit(run_dirs: list[Path]) -> FitResult:
             if record.success:
                 continue
             if index is not None and NEVER_MADE in why and conflict_at(domain, task.id, index) is not None:
-                # The gold write contradicts the policy (tauguard/gold_conflicts.toml): not making
+                # The gold write contradicts the policy (tauguard/domains/gold_conflicts.toml): not making
                 # it is what the policy asks, not a fault, though tau2 fails the task.
                 fid, why = CONFLICT_REFUSAL, f"{why}: a documented gold conflict (the policy forbids this write)"
             reproducible = fid in (UNATTRIBUTED, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tauguard.conversation import ToolCallView
-from tauguard.registry import Registry
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.registry import Registry
 
 
 @dataclass

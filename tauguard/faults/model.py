@@ -224,7 +224,7 @@ class FaultProfile(BaseModel):
     block_transfer: float | None = Field(default=None, ge=0.0, le=1.0)
     # Per policy-violation task and trial: probability of attempting the tempting write.
     forbidden_write: float = Field(default=0.0, ge=0.0, le=1.0)
-    # Per documented gold-conflict write (tauguard/gold_conflicts.toml: a gold write the policy
+    # Per documented gold-conflict write (tauguard/domains/gold_conflicts.toml: a gold write the policy
     # forbids once the facts are read): probability that the sim agent, following the policy,
     # does not make it and transfers to a human instead. Not a fault: compliant behaviour that
     # tau2's reward scores as a failure. Recorded as `conflict_refusal` (class W, a hand-off).

@@ -14,11 +14,11 @@ from typing import Any
 
 def write_opportunities(domain: str, task: Any) -> list[set[str]]:
     """For each gold write of ``task`` (in order), the ids of the catalog faults the sim can make there."""
-    from tauguard import tau2compat as t2
+    from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.catalog import load_catalog
     from tauguard.faults.draw import skipped_reads
     from tauguard.faults.generators import FaultContext, generate
-    from tauguard.replay import call_tool, fresh_environment, plan_events
+    from tauguard.tau2_adapter.replay import call_tool, fresh_environment, plan_events
     from tauguard.sim.clean_plan import sim_plan
 
     plan = sim_plan(domain, task)

@@ -4,7 +4,7 @@ The plan is the live sim's fault-free plan (``tauguard.sim.clean_plan.sim_plan``
 actions plus the reads a compliant agent makes). For every task of a split, at each gold WRITE:
 - the gold call after the gold prefix -> ``allow`` (unless tau2's tool rejects the gold call
   itself, a data quirk: retail 12, 13, 64, 105), or ``refuse`` where the gold write
-  contradicts the policy (the documented conflicts of ``tauguard/gold_conflicts.toml``);
+  contradicts the policy (the documented conflicts of ``tauguard/domains/gold_conflicts.toml``);
 - each applicable ``call`` fault: its faulty call, stated in the confirmation like the live
   sim does -> the fault's label (``refuse`` for A/T/W violations);
 - each applicable ``skip_read`` / ``skip_confirmation`` fault: the same call after the prefix
@@ -19,16 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 from tauguard.errors import TauguardInputError
 from tauguard.faults.catalog import load_catalog, temptations
 from tauguard.faults.draw import apply_plan_faults
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import FaultClass, FaultSpec, ProbeLabel, ScheduledFault
-from tauguard.gold_conflicts import conflict_at
+from tauguard.domains.gold_conflicts import conflict_at
 from tauguard.probes.model import Probe
-from tauguard.replay import (
+from tauguard.tau2_adapter.replay import (
     DecisionPoint,
     Replay,
     decision_points,
@@ -203,7 +203,7 @@ def task_probes(domain: str, task: t2.Task) -> list[Probe]:
     rejected = _rejected_gold_writes(domain, task, gold, cache) if points else set()
     for dp in points:
         if dp.call.id not in rejected:
-            # A gold write the policy forbids (documented in tauguard/gold_conflicts.toml) is
+            # A gold write the policy forbids (documented in tauguard/domains/gold_conflicts.toml) is
             # labelled refuse: a faithful guard is not charged with a false block there.
             conflict = conflict_at(domain, task.id, dp.write_index)
             label: ProbeLabel = "refuse" if conflict is not None else "allow"
@@ -245,7 +245,7 @@ def build_probes(
 def build_probes_from_run(run_dir: str, progress: Callable[[str], None] | None = None) -> list[Probe]:
     """Probes at every agent write of a run's recorded conversations (labels from outcomes;
     see :mod:`tauguard.trajectories.probes`). Raises RunLoadError for an unreadable run."""
-    from tauguard.store import load_run
+    from tauguard.runs.store import load_run
     from tauguard.trajectories.probes import probes_from_run
 
     return probes_from_run(load_run(run_dir), progress=progress)

@@ -10,12 +10,13 @@ unaffected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, Verdict
-from tauguard.replay import agent_view, call_tool
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, Verdict
+from tauguard.tau2_adapter.replay import agent_view, call_tool
 from tauguard.sim.oracle import dedupe, reads_for
 
 # Each round performs the reads the last decision names that were not yet done for this
@@ -35,10 +36,13 @@ def gate_after_reads(
     call: ToolCallView,
     decision: GuardDecision,
     id_prefix: str = "guard-read",
+    earlier: Sequence[ToolCallView] = (),
 ) -> tuple[GuardDecision, int]:
     """Perform the reads ``decision`` asks for, feed them to ``session``, gate ``call`` again.
 
-    The reads (calls and results) are appended to ``conversation``. Returns the last
+    The reads (calls and results) are appended to ``conversation``; ``earlier``, the calls
+    before ``call`` in its agent message, follow them when the call is gated again
+    (:meth:`~tauguard.strategy_api.conversation.Conversation.gated_at`). Returns the last
     decision and how many reads were made. Stops when the decision is no VERIFY naming
     reads, when every requested read was already done for this write, or after
     :data:`MAX_READ_ROUNDS` rounds.
@@ -59,5 +63,5 @@ def gate_after_reads(
             result = call_tool(env, read)
             conversation.add(result)
             session.after_tool(result, agent_view(conversation))
-        decision = session.before_write(call, agent_view(conversation))
+        decision = session.before_write(call, agent_view(conversation).gated_at(earlier))
     return decision, len(done)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tauguard.conversation import ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 from tauguard.datafiles import validation_line
 from tauguard.errors import TauguardInputError
 from tauguard.faults.model import FaultClass, ProbeLabel

@@ -10,7 +10,7 @@ from tauguard.tables import fit_table
 
 from tauguard.probes.evaluate import ProbeReport
 from tauguard.probes.model import LABELS, Probe
-from tauguard.records import SIMULATION_NOTE
+from tauguard.runs.records import SIMULATION_NOTE
 
 Format = Literal["table", "markdown", "json"]
 
@@ -65,7 +65,7 @@ def render_counts(probes: list[Probe], fmt: Format) -> str:
         return json.dumps({"counts": rows, "by_fault_class": dict(sorted(classes.items())), "gold_conflicts_refuse": conflicts}, indent=2)
     lines = [fit_table(rows, headers="keys", tablefmt=_tablefmt(fmt)), ""]
     lines.append("by fault class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
-    lines.append(f"gold writes labelled refuse (gold/policy conflicts, tauguard/gold_conflicts.toml): {conflicts}")
+    lines.append(f"gold writes labelled refuse (gold/policy conflicts, tauguard/domains/gold_conflicts.toml): {conflicts}")
     return "\n".join(lines)
 
 

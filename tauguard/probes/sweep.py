@@ -1,7 +1,7 @@
 """The gold sweep: every gold WRITE of a split gated by any strategy, in order.
 
 One replay per task (incremental: the same decisions as a fresh session and a full replay
-of the prefix before each write, ``tauguard.replay.gate_after_prefix``, at one replay's
+of the prefix before each write, ``tauguard.tau2_adapter.replay.gate_after_prefix``, at one replay's
 cost). The gold plan's conversation -- the sim's statement and the user's "yes" before each
 write, reads as tool calls -- runs in the real environment; agent-visible events feed the
 strategy's observation hooks as the live wrapper does, and each agent WRITE is gated before
@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import FINDINGS_KEY, GuardDecision, GuardSession, ReadRequest, Strategy, Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import FINDINGS_KEY, GuardDecision, GuardSession, ReadRequest, Strategy, Verdict
 from tauguard.probes.follow_reads import gate_after_reads
-from tauguard.registry import create_strategy
-from tauguard.replay import call_tool, fresh_environment, iter_assembled, plan_events, session_context
+from tauguard.strategy_api.registry import create_strategy
+from tauguard.tau2_adapter.replay import call_tool, fresh_environment, iter_assembled, plan_events, session_context
 from tauguard.sim.plan import gold_plan, observing_reads
 
 NO_GATE = "the strategy has no gate"
@@ -91,7 +91,7 @@ def _gate(domain: str, env: t2.Environment, lane: _Lane, call: ToolCallView) -> 
 
 
 def _observe(lane: _Lane, event: ConversationEvent) -> None:
-    """The observation hooks the live wrapper fires (as ``tauguard.replay.feed_session``)."""
+    """The observation hooks the live wrapper fires (as ``tauguard.tau2_adapter.replay.feed_session``)."""
     lane.seen.add(event)
     if lane.session is None:
         return

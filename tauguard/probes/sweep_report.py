@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from tauguard.tables import fit_table
 
-from tauguard.guard import Verdict
+from tauguard.strategy_api.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, verdict_counts
 
 Format = Literal["table", "markdown", "json"]

@@ -5,7 +5,7 @@ of events around each write (identification, target read, explicit confirmation,
 reasons, no write after a refusal) and telecom's diagnose-before-fix and verify-after-act,
 each check citing a clause id. `show` reports PolicyGuide's process-valid rate (§4.7: reward 1
 AND every applicable check, over all trials), Step-TCR and Trace-TCR (over outcome-passing traces
-with an applicable check; :mod:`tauguard.metrics`), and `show`, `compare` and `check` report
+with an applicable check; :mod:`tauguard.analysis.metrics`), and `show`, `compare` and `check` report
 process_valid^k, tauguard's extension (a pass^k of the same event; the paper's rate is not one).
 Imports neither tau2 nor litellm.
 """

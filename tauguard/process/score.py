@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.domains.contract import DomainContract, Entity, WriteContract
 from tauguard.process.rubric import DomainRubric, closed_values, load
 

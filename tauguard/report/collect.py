@@ -1,11 +1,11 @@
 """Gather a report's data from loaded runs, reusing the library's computations.
 
-- comparisons: :func:`tauguard.compare.compare_runs`, kept as the JSON object `tauguard compare
-  --format json` prints (:func:`tauguard.reporting.compare_json_obj`), once over all domains and
+- comparisons: :func:`tauguard.analysis.compare.compare_runs`, kept as the JSON object `tauguard compare
+  --format json` prints (:func:`tauguard.analysis.render.compare_json_obj`), once over all domains and
   once per domain;
-- pass^k / ASR@k: :mod:`tauguard.metrics` (bands from :mod:`tauguard.report.curves`);
-- faults, guard verdicts, cost: :func:`tauguard.summary.summarize`;
-- gates: :func:`tauguard.check.run_gate` when floors or a baseline run are given.
+- pass^k / ASR@k: :mod:`tauguard.analysis.metrics` (bands from :mod:`tauguard.report.curves`);
+- faults, guard verdicts, cost: :func:`tauguard.analysis.summary.summarize`;
+- gates: :func:`tauguard.analysis.check.run_gate` when floors or a baseline run are given.
 
 Pure library: imports neither tau2 nor litellm.
 """
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard import __version__
-from tauguard.check import FloorsConfig, GateMode, run_gate
-from tauguard.compare import SIMULATION_NOTE, CompareError, compare_runs
-from tauguard.metrics import (
+from tauguard.analysis.check import FloorsConfig, GateMode, run_gate
+from tauguard.analysis.compare import SIMULATION_NOTE, CompareError, compare_runs
+from tauguard.analysis.metrics import (
     KMetricKind,
     Subset,
     TaskOutcome,
@@ -32,10 +32,10 @@ from tauguard.metrics import (
     run_task_outcomes,
     select,
 )
-from tauguard.outcome_index import RecordTally, UnitOutcome
-from tauguard.pairing import PairingDifference
+from tauguard.runs.outcome_index import RecordTally, UnitOutcome
+from tauguard.analysis.pairing import PairingDifference
 from tauguard.process.score import judge_note
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
     CheckRow,
@@ -53,9 +53,9 @@ from tauguard.report.model import (
     VerdictRow,
 )
 from tauguard.report.trials import trial_view
-from tauguard.reporting import compare_json_obj
-from tauguard.store import Run, read_record
-from tauguard.summary import RunSummary, iter_tallies, summarize
+from tauguard.analysis.render import compare_json_obj
+from tauguard.runs.store import Run, read_record
+from tauguard.analysis.summary import RunSummary, iter_tallies, summarize
 from tauguard.errors import TauguardInputError
 
 # Per-trial views are the bulk of a page; above this many bytes of trial data, further tasks are
@@ -460,7 +460,7 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         data.compare_json, data.deltas, notes = _comparisons(runs, opts)
         if data.compare_json is not None:
             comps = data.compare_json["comparisons"]
-            # Unpaired runs (tauguard.pairing): one warning per manifest field that differs.
+            # Unpaired runs (tauguard.analysis.pairing): one warning per manifest field that differs.
             notes = [
                 "warning: " + PairingDifference(**d).warning(c["baseline"]["run_id"], c["candidate"]["run_id"])
                 for c in comps for d in c.get("pairing", [])

@@ -1,6 +1,6 @@
 """k-metric curves per run with bootstrap CI bands over tasks.
 
-Point values come from :func:`tauguard.metrics.k_metric`, so they equal `tauguard show`'s. The
+Point values come from :func:`tauguard.analysis.metrics.k_metric`, so they equal `tauguard show`'s. The
 bands are percentile bootstrap CIs of the mean over tasks, stratified by domain, drawn with one
 random stream per (slice, k) shared by every run: when runs hold the same tasks (the paired
 design of `compare`), every resample picks the same tasks in every run.
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tauguard.metrics import KMetricKind, TaskOutcome, k_metric
+from tauguard.analysis.metrics import KMetricKind, TaskOutcome, k_metric
 from tauguard.report.model import Curve, CurvePoint
-from tauguard.stats import bootstrap_mean_distribution
+from tauguard.analysis.stats import bootstrap_mean_distribution
 
 
 def _stream(seed: int, slice_key: str, kind: str, k: int) -> np.random.Generator:

@@ -1,7 +1,7 @@
 """The report's guard sections: guard against guard, guard latency and errors, false holds.
 
 - **Guard against guard.** Every pair of candidate runs compared with
-  :func:`tauguard.compare.compare_runs` (the same paired statistics as against the baseline),
+  :func:`tauguard.analysis.compare.compare_runs` (the same paired statistics as against the baseline),
   so two guards are compared on the tasks both ran, not only each against the baseline.
 - **Guard latency and errors.** Per run, from the recorded guard events: decisions on WRITE
   calls, their latency (mean, median, 95th percentile of ``latency_s``), guard errors per
@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.store import Run
+from tauguard.runs.store import Run
 from tauguard.errors import TauguardInputError
 
 HELD = ("VERIFY", "REVISE", "BLOCK")
@@ -110,7 +110,7 @@ def _records(run: Run, conversations: bool = False) -> list[Any]:
     """The run's records: in memory, or read back when the report loaded outcomes only."""
     if run.records and (not conversations or all(r.simulation is not None for r in run.records[:1])):
         return list(run.records)
-    from tauguard.store import iter_records
+    from tauguard.runs.store import iter_records
 
     return iter_records(Path(run.path), conversations=conversations)[0]
 
@@ -120,8 +120,8 @@ def _records(run: Run, conversations: bool = False) -> list[Any]:
 
 def guard_pairs(runs: Sequence[Run], stats: dict[str, Any]) -> tuple[list[GuardPairRow], list[str]]:
     """Every pair of candidate runs (the baseline excluded: it has its own section)."""
-    from tauguard.compare import CompareError, compare_runs
-    from tauguard.reporting import compare_json_obj
+    from tauguard.analysis.compare import CompareError, compare_runs
+    from tauguard.analysis.render import compare_json_obj
 
     rows: list[GuardPairRow] = []
     notes: list[str] = []

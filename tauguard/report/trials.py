@@ -1,7 +1,7 @@
 """Per-trial views: a trial's conversation with each guard event placed at the step it fired.
 
 Guard events carry ``step``, an index into the guard wrapper's own view of the conversation
-(:class:`tauguard.conversation.Conversation`: user text turns, the agent's text turns and tool
+(:class:`tauguard.strategy_api.conversation.Conversation`: user text turns, the agent's text turns and tool
 calls, and the results of the agent's tool calls). tau2's stored messages are replayed into the
 same indices, so a ``before_write`` event lands just before the message the agent sent after
 the gate, and a ``user_turn`` event just after the user message it answered. Held calls never
@@ -19,9 +19,9 @@ import json
 import re
 from typing import Any
 
-from tauguard.guard import GuardEvent
-from tauguard.metrics import trial_success
-from tauguard.records import TrialRecord
+from tauguard.strategy_api.guard import GuardEvent
+from tauguard.analysis.metrics import trial_success
+from tauguard.runs.records import TrialRecord
 from tauguard.report.model import GuardNote, Step, TrialView
 
 TEXT_LIMIT = 600

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import ToolCallView
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import polarity
 from tauguard.faults.draw import trial_rng
 from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import ScheduledFault
-from tauguard.guard import OPEN_REQUEST_MARKER, GuardDecision, Verdict
-from tauguard.records import InjectedFault
+from tauguard.strategy_api.guard import OPEN_REQUEST_MARKER, GuardDecision, Verdict
+from tauguard.runs.records import InjectedFault
 from tauguard.sim import texts
 from tauguard.sim.beliefs import Beliefs
 from tauguard.sim.clean_plan import confirmation_note, load_lookups

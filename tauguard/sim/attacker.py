@@ -16,7 +16,7 @@ from typing import Any
 
 from tauguard.attacks.model import AttackTarget
 from tauguard.attacks.prompts import sim_turns
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.draw import _ends_request, apply_plan_faults, trial_rng
 from tauguard.faults.model import FaultProfile, ScheduledFault
 from tauguard.sim.plan import Step

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 
 Path = tuple[str | int, ...]
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.domains.contract import DomainContract, contract, contract_domains
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest
 from tauguard.sim.oracle import reads_for
 from tauguard.sim.plan import Step, gold_plan
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest
 
 
 def _call(name: str, **arguments: Any) -> ToolCallView:

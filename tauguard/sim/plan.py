@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import ToolCallView
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import ToolCallView
 
 # "clarify" and "say" only arise live: a guard asks for something from the dialogue, or the
 # agent tells the user something verbatim (a transfer notice).

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tauguard.conversation import ToolCallView
-from tauguard.guard import OPEN_REQUEST_MARKER, GuardDecision, ReadRequest, Verdict
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import OPEN_REQUEST_MARKER, GuardDecision, ReadRequest, Verdict
 from tauguard.sim.beliefs import Beliefs
 
 ReactionKind = Literal["give_up", "transfer", "verify", "propose"]

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from tauguard.guard import refusal_text
+from tauguard.strategy_api.guard import refusal_text
 
 GREETING = "Hi! How can I help you today?"
 CONFIRM_QUESTION = "Do you confirm? Please answer yes or no."

@@ -13,9 +13,9 @@ import json
 import re
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.dialogue import asks_go_ahead
-from tauguard.replay import opening_message
+from tauguard.tau2_adapter.replay import opening_message
 from tauguard.sim import texts
 
 _CLOSE = re.compile(r"anything else", re.IGNORECASE)

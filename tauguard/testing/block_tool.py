@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauguard.conversation import Conversation, ToolCallView
-from tauguard.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.strategy_api.guard import GuardDecision, GuardSession, SessionContext, Strategy, Verdict
 
 
 class _BlockToolSession(GuardSession):
@@ -45,8 +45,8 @@ class BlockToolStrategy(Strategy):
 
     def check_domains(self, domains: list[str]) -> None:
         """The blocked tool must be a WRITE tool of every domain of the run."""
-        from tauguard import tau2compat as t2
-        from tauguard.registry import StrategyOptionsError
+        from tauguard.tau2_adapter import compat as t2
+        from tauguard.strategy_api.registry import StrategyOptionsError
 
         for domain in domains:
             writes = sorted(n for n, kind in t2.tool_types(domain)[0].items() if kind == "WRITE")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tauguard.guard import GuardEvent
-from tauguard.records import Manifest, TrialRecord
-from tauguard.store import RecordWriter, write_manifest
+from tauguard.strategy_api.guard import GuardEvent
+from tauguard.runs.records import Manifest, TrialRecord
+from tauguard.runs.store import RecordWriter, write_manifest
 
 Outcome = bool | Literal["error"]
 Attack = bool | None | Literal["-"]

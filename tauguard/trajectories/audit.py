@@ -39,15 +39,15 @@ from pydantic import BaseModel, Field, computed_field
 
 from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
 from tauguard.benchmark.real_writes import LabelledWrite, load_labels
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
 from tauguard.llm_call import guard_usage, metered
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 from tauguard.secrets import mask_userinfo
-from tauguard.registry import create_strategy
-from tauguard.replay import feed_session, fresh_environment, session_context
-from tauguard.store import Run
+from tauguard.strategy_api.registry import create_strategy
+from tauguard.tau2_adapter.replay import feed_session, fresh_environment, session_context
+from tauguard.runs.store import Run
 from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import Mismatch, replay_recorded
 
@@ -246,20 +246,22 @@ class _Gate:
         self.seconds += time.perf_counter() - start
 
     def before_agent_calls(self, step: int, calls: list[ToolCallView], conversation: Conversation) -> None:
-        for call in calls:
+        for index, call in enumerate(calls):
             if self.tool_types.get(call.name) != "WRITE":
                 continue
             start = time.perf_counter()
-            (decision, after), used = self._metered(partial(self._decide_and_follow, call))
+            # as the live wrapper gates: the message's earlier calls issued, not yet executed
+            seen = self.seen.gated_at(calls[:index])
+            (decision, after), used = self._metered(partial(self._decide_and_follow, call, seen))
             self.seconds += time.perf_counter() - start
             # a plug-in that calls its model around llm_call reports its own usage on the decision
             self.on_write(self.name, step, call, decision, after, used if used.llm_calls else decision.usage)
 
-    def _decide_and_follow(self, call: ToolCallView) -> tuple[GuardDecision, str | None]:
-        decision = self._decide(self.session, call, self.seen)
+    def _decide_and_follow(self, call: ToolCallView, seen: Conversation) -> tuple[GuardDecision, str | None]:
+        decision = self._decide(self.session, call, seen)
         after = None
         if self.follow_reads and decision.verdict == Verdict.VERIFY and decision.required_reads:
-            after = self._after_reads(call, decision)
+            after = self._after_reads(call, decision, seen)
         return decision, after
 
     @staticmethod
@@ -272,7 +274,7 @@ class _Gate:
             return GuardDecision(verdict=Verdict.VERIFY, reason=f"guard error: {type(exc).__name__}: {exc}",
                                  rule_id=f"{GUARD_ERROR_RULE}.exception")
 
-    def _after_reads(self, call: ToolCallView, decision: GuardDecision) -> str:
+    def _after_reads(self, call: ToolCallView, decision: GuardDecision, seen: Conversation) -> str:
         """Gate again in a fresh session after the reads the VERIFY names
         (:func:`tauguard.probes.follow_reads.gate_after_reads`; reads do not change τ²'s
         databases, so they run in the replay's environment)."""
@@ -281,10 +283,12 @@ class _Gate:
         session = self.strategy.new_session(self.context)
         if session is None:
             return Verdict.ALLOW.value
-        conversation = Conversation(events=list(self.seen.events))
+        # the reads come before the message's calls; its earlier calls follow them again
+        earlier = seen.pending_calls()
+        conversation = Conversation(events=list(seen.events[: seen.settled()]))
         feed_session(session, conversation)
         try:
-            final, _ = gate_after_reads(session, self.domain, self.env, conversation, call, decision, "audit-read")
+            final, _ = gate_after_reads(session, self.domain, self.env, conversation, call, decision, "audit-read", earlier)
         except Exception:  # a crashing guard holds, as in live runs
             return Verdict.VERIFY.value
         return final.verdict.value

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard import tau2compat as t2
-from tauguard.store import Run
+from tauguard.tau2_adapter import compat as t2
+from tauguard.runs.store import Run
 from tauguard.trajectories.importer import run_tasks
 from tauguard.errors import TauguardInputError
 

@@ -20,10 +20,10 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 from tauguard.config import redact
-from tauguard.records import Manifest, RoleUsage, TrialRecord, is_success
-from tauguard.store import RecordWriter, write_manifest
+from tauguard.runs.records import Manifest, RoleUsage, TrialRecord, is_success
+from tauguard.runs.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
 from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts
 from tauguard.trajectories.load import ResultsFile

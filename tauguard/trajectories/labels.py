@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauguard import tau2compat as t2
+from tauguard.tau2_adapter import compat as t2
 
 # (assistant/user actions as (requestor, name, canonical arguments), communicate info items);
 # None for a part the recorded reward info does not reveal.

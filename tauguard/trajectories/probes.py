@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ToolCallView
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.faults.model import ProbeLabel
 from tauguard.probes.model import Probe
-from tauguard.store import Run
+from tauguard.runs.store import Run
 from tauguard.trajectories.audit import canonical_arguments, gold_writes, write_class
 from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import replay_recorded
@@ -54,7 +54,7 @@ class _Collector:
 
     def before_agent_calls(self, step: int, calls: list[ToolCallView], conversation: Conversation) -> None:
         from tauguard.classifier.real_states import benchmark_probe_label
-        from tauguard.replay import agent_view
+        from tauguard.tau2_adapter.replay import agent_view
 
         for position, call in enumerate(calls):
             if self.tool_types.get(call.name) == "WRITE":

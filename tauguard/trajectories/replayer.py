@@ -1,9 +1,9 @@
 """Replaying a recorded τ² conversation in τ²'s environment, checking every tool result.
 
-The walk rebuilds the conversation as guards see it (:mod:`tauguard.conversation` events,
+The walk rebuilds the conversation as guards see it (:mod:`tauguard.strategy_api.conversation` events,
 in the order the live guard wrapper observes them) while executing each recorded tool call
-in a fresh environment of the task (:func:`tauguard.replay.fresh_environment`,
-:func:`tauguard.replay.call_tool`). Each replayed result is compared with the recorded one
+in a fresh environment of the task (:func:`tauguard.tau2_adapter.replay.fresh_environment`,
+:func:`tauguard.tau2_adapter.replay.call_tool`). Each replayed result is compared with the recorded one
 (as τ² compares them: parsed JSON when both parse, else text); a difference is a
 :class:`Mismatch`, counted and reported. A difference only in the pydantic version of an
 error message's help URL (``errors.pydantic.dev/2.12`` vs ``2.13``) is marked benign.
@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from tauguard import tau2compat as t2
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
-from tauguard.replay import call_tool, fresh_environment
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.tau2_adapter.replay import call_tool, fresh_environment
 
 _PYDANTIC_URL = re.compile(r"https://errors\.pydantic\.dev/[0-9.]+/")
 
@@ -92,7 +92,7 @@ class RecordedReplay:
     mismatches: list[Mismatch] = field(default_factory=list)
     tool_calls: int = 0
     # Tool errors of the replay, as (conversation length before the call, "name: content"),
-    # the way ``tauguard.replay.replay_events`` lists failures.
+    # the way ``tauguard.tau2_adapter.replay.replay_events`` lists failures.
     errors: list[tuple[int, str]] = field(default_factory=list)
 
     @property

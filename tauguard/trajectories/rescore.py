@@ -1,7 +1,7 @@
 """Re-scoring imported conversations with tauguard's evaluator against τ² 26.3's tasks.
 
 Each record's recorded conversation is rebuilt as a τ² ``SimulationRun`` and evaluated by
-:class:`tauguard.evaluation.CachedEvaluator` (τ²'s ``evaluate_simulation`` semantics). The
+:class:`tauguard.tau2_adapter.evaluation.CachedEvaluator` (τ²'s ``evaluate_simulation`` semantics). The
 predicted state is rebuilt the way τ² does it, by replaying the recorded tool calls on a
 fresh environment (:func:`tauguard.trajectories.replayer.replay_recorded`), and every
 replayed result is compared with the recorded one. τ² itself raises on any difference; here
@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from tauguard import tau2compat as t2
-from tauguard.evaluation import CachedEvaluator
-from tauguard.records import SUCCESS_TOLERANCE
-from tauguard.store import Run
+from tauguard.tau2_adapter import compat as t2
+from tauguard.tau2_adapter.evaluation import CachedEvaluator
+from tauguard.runs.records import SUCCESS_TOLERANCE
+from tauguard.runs.store import Run
 from tauguard.trajectories.importer import run_tasks
 from tauguard.trajectories.replayer import replay_recorded
 

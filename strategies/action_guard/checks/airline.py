@@ -468,7 +468,7 @@ def delay_compensation_after_change(ctx: CheckContext) -> CheckResult:
     cancel the reservation, the agent can offer a certificate ... after confirming the facts
     and changing or cancelling the reservation": a certificate of the delay amount for a
     delayed reservation needs a successful update_reservation_flights or cancel_reservation of
-    it earlier in the conversation. An amount that a cancelled flight also explains is not
+    it earlier in the conversation, or one earlier in the same agent message. An amount that a cancelled flight also explains is not
     judged here (certificate_amount and compensation_reason are).
     """
     uid = ctx.arg("user_id")
@@ -484,7 +484,9 @@ def delay_compensation_after_change(ctx: CheckContext) -> CheckResult:
     delayed = [r for r in _disrupted_with(ctx, uid, "delayed") if _fits(r, "delayed")]
     if not delayed:
         return met("not a delay certificate of a read reservation")
-    acted = {o.call.arguments.get("reservation_id") for o in ctx.evidence.results_of("update_reservation_flights", "cancel_reservation")}
+    # a change or cancellation earlier in the same agent message runs first (the message is
+    # executed only if every call in it is allowed)
+    acted = {c.arguments.get("reservation_id") for c in ctx.evidence.done_or_pending("update_reservation_flights", "cancel_reservation")}
     if any(r.get("reservation_id") in acted for r in delayed):
         return met("the delayed reservation was changed or cancelled first")
     ids = ", ".join(str(r.get("reservation_id")) for r in delayed)

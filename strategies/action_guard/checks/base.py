@@ -9,10 +9,10 @@ from typing import Any
 from tauguard_strategies.action_guard.schema import Checklist
 from tauguard_strategies.action_guard.evidence import Evidence
 from tauguard_strategies.action_guard.outcome import ItemOutcome
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge
-from tauguard.guard import ReadRequest
-from tauguard.registry import Registry
+from tauguard.strategy_api.guard import ReadRequest
+from tauguard.strategy_api.registry import Registry
 
 # The checks' name for an item's outcome (a check returns it without id and kind).
 CheckResult = ItemOutcome

@@ -15,7 +15,7 @@ from tauguard_strategies.ledger.schemas.airline import (
     ReservationFlight,
 )
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, predicate
-from tauguard.guard import ReadRequest, Verdict
+from tauguard.strategy_api.guard import ReadRequest, Verdict
 
 D = "airline"
 RES_TOOLS = ("cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers")
@@ -546,8 +546,11 @@ def compensation_delayed(ctx: GateContext) -> Finding | None:
     delayed = [res for res, what in found if what == "delayed" and per["delayed"] * len(res.passengers) == amount]
     if cancelled or not delayed:
         return None  # not a delay certificate (compensation_amount judges the amount)
-    acted = {str(w.arguments.get("reservation_id")) for w in ctx.ledger.history
-             if w.tool in ("update_reservation_flights", "cancel_reservation")}
+    # a change or cancellation earlier in the same agent message runs first (the message is
+    # executed only if every call in it is allowed)
+    acts = ("update_reservation_flights", "cancel_reservation")
+    acted = {str(w.arguments.get("reservation_id")) for w in ctx.ledger.history if w.tool in acts}
+    acted |= {str(c.arguments.get("reservation_id")) for c in ctx.pending if c.name in acts}
     ctx.note("changed_or_cancelled", sorted(acted))
     if any(res.reservation_id in acted for res in delayed):
         return None

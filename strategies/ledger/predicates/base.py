@@ -1,7 +1,7 @@
 """Predicate plumbing: the gate context, findings, and the predicate registry.
 
 A predicate checks one policy clause for one or more WRITE tools against ledger facts. It
-returns None when the clause holds, or a :class:`~tauguard.guard.RuleFinding` (VERIFY /
+returns None when the clause holds, or a :class:`~tauguard.strategy_api.guard.RuleFinding` (VERIFY /
 REVISE / BLOCK). Facts are read through the context, which records every value used as
 evidence and turns a missing or stale required fact into VERIFY with the read that would
 observe it.
@@ -17,9 +17,9 @@ from typing import Any
 from tauguard.domains.consistency import check_scope, check_write
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.readmap import DomainMap
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest, RuleFinding, Verdict
-from tauguard.registry import Registry
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest, RuleFinding, Verdict
+from tauguard.strategy_api.registry import Registry
 
 # The predicates' name for the shared finding type; a predicate leaves ``rule_id`` empty
 # (the gate fills in the clause id it was registered under).
@@ -60,6 +60,9 @@ class GateContext:
     # identify a user: the user id they state (``IdentityWay.stated``; airline only).
     user_text: str = ""
     stated_identity: bool = False  # the domain's contract has a stated-id identification way
+    # The calls before the proposed one in its agent message: issued, not yet executed, so not
+    # in the ledger's history (tauguard.strategy_api.conversation.Conversation.gated_at).
+    pending: tuple[ToolCallView, ...] = ()
 
     def arg(self, name: str, default: Any = None) -> Any:
         """An argument of the proposed call."""

@@ -8,7 +8,7 @@ from tauguard import domains
 from tauguard_strategies.ledger.ledger import Fact
 from tauguard_strategies.ledger.schemas.retail import Order, PaymentMethod, Product
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, NeedFact, payment_source, predicate
-from tauguard.guard import Verdict
+from tauguard.strategy_api.guard import Verdict
 
 D = "retail"
 ORDER_TOOLS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tauguard import domains
 from tauguard_strategies.ledger.schemas.telecom import TODAY
 from tauguard_strategies.ledger.predicates.base import Finding, GateContext, predicate
-from tauguard.guard import ReadRequest, Verdict
+from tauguard.strategy_api.guard import ReadRequest, Verdict
 
 D = "telecom"
 LINE_TOOLS = ("suspend_line", "resume_line", "enable_roaming", "disable_roaming", "refuel_data")

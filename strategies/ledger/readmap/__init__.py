@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard_strategies.ledger.ledger import LedgerBase
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.domains.consistency import ContractError, check_reads_known, check_write
 from tauguard.domains.contract import write_tools
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.guard import ReadRequest
 
 ReadFn = Callable[[Any, ToolCallView, Any], list[str]]
 TouchFn = Callable[[Any, ToolCallView], list[str]]

@@ -12,8 +12,8 @@ from tauguard_strategies.ledger.schemas.airline import (
     User,
 )
 from tauguard_strategies.ledger.readmap import DomainMap, store
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest
 
 
 def _user(led: AirlineLedger, call: ToolCallView, data: Any) -> list[str]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from tauguard_strategies.ledger.schemas.retail import Order, Product, RetailLedger, User
 from tauguard_strategies.ledger.readmap import DomainMap, store
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest
 
 
 def _located(led: RetailLedger, call: ToolCallView, data: Any) -> list[str]:

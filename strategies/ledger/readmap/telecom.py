@@ -16,8 +16,8 @@ from tauguard_strategies.ledger.schemas.telecom import (
     TelecomLedger,
 )
 from tauguard_strategies.ledger.readmap import DomainMap, store
-from tauguard.conversation import ToolCallView
-from tauguard.guard import ReadRequest
+from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.strategy_api.guard import ReadRequest
 
 
 def _customer(led: TelecomLedger, data: Any, identified: bool = True) -> str:

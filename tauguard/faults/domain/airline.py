@@ -12,7 +12,7 @@ import datetime as dt
 from typing import Any
 
 from tauguard import domains
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
 # The airline policy's constants (tauguard/domains/airline/policy.toml); never the wall clock.

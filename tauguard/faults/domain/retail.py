@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tauguard import domains
-from tauguard import tau2compat as t2
-from tauguard.conversation import ToolCallView
+from tauguard.tau2_adapter import compat as t2
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
 INVALID_CANCEL_REASON = "found a better price elsewhere"

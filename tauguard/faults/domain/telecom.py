@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tauguard import domains
-from tauguard.conversation import ToolCallView
+from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.generators import FaultContext, register_generator
 
 # The telecom policy's constants (tauguard/domains/telecom/policy.toml); never the wall clock.

@@ -21,14 +21,18 @@ import build_fixtures  # noqa: E402  (the trajectory fixtures' cleaning, reused)
 
 CASES = {
     # task 40: passengers changed on the user's stated id, no profile read; task 27: a delay
-    # certificate with no change or cancellation of the delayed reservation
-    "airline_claude_cases.json.gz": ("airline_claude-opus-4-6_user-gpt-4.1.json.gz", ["40", "27"]),
+    # certificate with no change or cancellation of the delayed reservation; task 23: a
+    # cancellation whose reason is a purpose ("minimize the amount charged ..., so I prefer to
+    # cancel and rebook")
+    "airline_claude_cases.json.gz": ("airline_claude-opus-4-6_user-gpt-4.1.json.gz", ["40", "27", "23"]),
     # task 25: a booking "exactly the same as the one I have booked for myself"; 11: a cabin
     # change on the stated id, refunded to the method the agent named (no profile read); 33: a
-    # flight change paid by a method nobody named; 8: a booking whose payment entry has no id
-    "airline_gptoss_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["25", "11", "33", "8"]),
-    # label 103: an exchange whose difference the order's original PayPal pays (no profile read)
-    "retail_cases.json.gz": ("retail_gpt-4.1-mini_user-gpt-4.1.json.gz", ["103"]),
+    # flight change paid by a method nobody named; 8: a booking whose payment entry has no id;
+    # 5: a cancellation and the delay certificate it earns, two calls of one agent message
+    "airline_gptoss_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["25", "11", "33", "8", "5"]),
+    # label 103: an exchange whose difference the order's original PayPal pays (no profile read);
+    # label 5: an exchange to an item of the same order whose availability nobody read
+    "retail_cases.json.gz": ("retail_gpt-4.1-mini_user-gpt-4.1.json.gz", ["103", "5"]),
     # clause coverage (tests/test_real_cases.py, the coverage cases): task 2, a basic economy,
     # uninsured, 2-day-old reservation cancelled with no basis
     "airline_gptoss_coverage_cases.json.gz": ("airline_gpt-oss-120b_user-gpt-oss-120b.json.gz", ["2"]),

@@ -1,7 +1,7 @@
 """A run's summary: metrics per slice plus guard, fault, cost and error accounting.
 
 Pure library (no tau2, no litellm); rendered by `tauguard show` and at the end of a run. Built from
-each record's :class:`~tauguard.outcome_index.RecordTally`, so a run loaded from its outcome index
+each record's :class:`~tauguard.runs.outcome_index.RecordTally`, so a run loaded from its outcome index
 (``load_run(records=False)``) is summarised without parsing a record.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.attacks.report import AttackReport, AttackTrial, attack_report_trials
-from tauguard.metrics import RunMetrics, summarize_run
-from tauguard.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
-from tauguard.store import Run, RunLoadError, records_size
+from tauguard.analysis.metrics import RunMetrics, summarize_run
+from tauguard.runs.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
+from tauguard.runs.store import Run, RunLoadError, records_size
 
 
 class FaultClassRow(BaseModel):

@@ -1,22 +1,22 @@
 """Paired comparison of runs: alignment on (domain, task_id) and per-k statistics.
 
 The first run is the baseline; every other run (a candidate) is compared to it, on every metric
-of :data:`tauguard.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
+of :data:`tauguard.analysis.metrics.METRICS` marked ``compared`` (pass^k; ASR@k when trials were
 attacked). For each k shared by both runs the comparison gives baseline and candidate values
 over the tasks both runs can estimate at that k, the difference Δ = candidate - baseline with an
-adjusted Wald CI (:func:`tauguard.stats.adjusted_mean_cis`: never zero-width, coverage checked by
+adjusted Wald CI (:func:`tauguard.analysis.stats.adjusted_mean_cis`: never zero-width, coverage checked by
 ``bench/bench_ci_coverage.py``), a sign-flip permutation p-value, the minimum difference the
 design could detect with 80 % power, and Holm-adjusted p-values for every k but the declared
 primary one, whose verdicts are exploratory. The default primary k is the largest k that every
 common task supports, so it never rests on a handful of tasks. A McNemar test on the metric's
 per-task event (pass^k: "all n trials passed"; ASR@k: "an attack succeeded") over the tasks with
 the same n in both runs complements them. Verdicts follow each metric's direction (ASR: lower is
-better). The runs' manifests are compared for what pairing needs (:mod:`tauguard.pairing`).
+better). The runs' manifests are compared for what pairing needs (:mod:`tauguard.analysis.pairing`).
 
 Per-task values and their differences are exact fractions until they enter numpy, so tiny real
 differences (pass^28 of 60 trials) are never counted as ties.
 
-Result types live in :mod:`tauguard.comparison` and are re-exported here.
+Result types live in :mod:`tauguard.analysis.compare_model` and are re-exported here.
 Pure library: imports neither tau2 nor litellm.
 """
 
@@ -26,13 +26,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
 from tauguard.gc_pause import gc_paused
-from tauguard.comparison import (
+from tauguard.analysis.compare_model import (
     SIMULATION_NOTE,
     Alignment,
     Change,
@@ -49,7 +48,7 @@ from tauguard.comparison import (
     TaskDiff,
     TaskPair,
 )
-from tauguard.metrics import (
+from tauguard.analysis.metrics import (
     METRICS,
     MetricDef,
     MetricSpec,
@@ -58,12 +57,11 @@ from tauguard.metrics import (
     headline_metric,
     metric_def,
     run_is_simulated,
-    run_task_outcomes,
-    select,
+    run_task_table,
     task_sort_key,
 )
-from tauguard.pairing import pairing_differences
-from tauguard.stats import (
+from tauguard.analysis.pairing import pairing_differences
+from tauguard.analysis.stats import (
     MeanCI,
     PermutationResult,
     adjusted_mean_cis,
@@ -72,7 +70,8 @@ from tauguard.stats import (
     minimum_detectable_difference,
     sign_flip_tests,
 )
-from tauguard.store import Run
+from tauguard.analysis.task_table import TaskTable, row_groups
+from tauguard.runs.store import Run
 
 __all__ = [
     "SIMULATION_NOTE",
@@ -88,8 +87,10 @@ __all__ = [
     "MetricComparison",
     "RunRef",
     "TaskDiff",
+    "TableAlignment",
     "TaskPair",
     "align",
+    "align_tables",
     "compare_metric",
     "compare_outcomes",
     "compare_runs",
@@ -195,56 +196,38 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` with the same result
     (rows in lexicographic order), from one 1-D sort: numpy sorts rows as structured records,
     ~10x slower on 10^5 rows of counts."""
-    if rows.shape[0] == 0 or rows.shape[1] == 0:
-        keys, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-        return keys, inverse.reshape(-1), counts
-    # Each column's rank among its distinct values, combined in mixed radix: an integer whose
-    # order is the rows' lexicographic order.
-    code = np.zeros(rows.shape[0], dtype=np.int64)
-    span = 1
-    for j in range(rows.shape[1]):
-        values, ranks = np.unique(rows[:, j], return_inverse=True)
-        span *= len(values)
-        if span >= 2**62:  # the code would overflow: let numpy sort the rows
-            keys, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-            return keys, inverse.reshape(-1), counts
-        code = code * len(values) + ranks.reshape(-1)
-    _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
-    return rows[first], inverse.reshape(-1), counts
-
-
-# The TaskOutcome fields the metric functions may read: all but the task id. Tasks with equal
-# values have equal per-task metrics, so each distinct one is evaluated once.
-_CONTENT = [f for f in TaskOutcome.model_fields if f != "task_id"]
+    first, inverse, counts = row_groups(rows)
+    return rows[first], inverse, counts
 
 
 class _PairTable:
     """What every metric reads of each aligned pair, computed once per comparison.
 
-    The metric functions of :data:`METRICS` run once per distinct task outcome (tasks with the
-    same counts share one) and side; the columns, the McNemar events, the primary k and the notes
-    then read arrays. At 10^5 tasks, calling the functions for every task and (metric, k) was
-    most of `compare`'s time.
+    Pair ``i`` is row ``rows_a[i]`` of the baseline's table and row ``rows_b[i]`` of the
+    candidate's. The metric functions of :data:`METRICS` run once per distinct task content
+    (:meth:`TaskTable.contents`: tasks with the same counts share one) and side; the columns,
+    the McNemar events, the primary k and the notes then read arrays. At 10^5 tasks, calling the
+    functions for every task and (metric, k) was most of `compare`'s time.
     """
 
-    def __init__(self, pairs: Sequence[TaskPair]) -> None:
-        self.pairs = pairs
-        self.domains = [p.baseline.domain for p in pairs]
-        content = itemgetter(*_CONTENT)
-        codes: dict[tuple[object, ...], int] = {}
-        self._reps: list[TaskOutcome] = []
-        sides = []
-        for p in pairs:
-            for o in (p.baseline, p.candidate):
-                key = content(o.__dict__)
-                code = codes.get(key)
-                if code is None:
-                    code = codes[key] = len(self._reps)
-                    self._reps.append(o)
-                sides.append(code)
-        codes_ab = np.array(sides, dtype=np.int64).reshape(len(pairs), 2)
-        self._code_a, self._code_b = codes_ab[:, 0], codes_ab[:, 1]
+    def __init__(self, base: TaskTable, rows_a: np.ndarray, cand: TaskTable, rows_b: np.ndarray) -> None:
+        self.base, self.cand = base, cand
+        self.rows_a, self.rows_b = rows_a, rows_b
+        self.size = len(rows_a)
+        self.domains = [base.domains[i] for i in rows_a.tolist()]
+        (first_a, code_a), (first_b, code_b) = base.contents, cand.contents
+        # One TaskOutcome per distinct content of each table, from the row it first occurs in.
+        self._reps: list[TaskOutcome] = [base.outcome(i) for i in first_a.tolist()]
+        self._reps += [cand.outcome(i) for i in first_b.tolist()]
+        self._code_a, self._code_b = code_a[rows_a], code_b[rows_b] + len(first_a)
         self._sides: dict[str, _Sides] = {}
+
+    @classmethod
+    def from_pairs(cls, pairs: Sequence[TaskPair]) -> _PairTable:
+        """The table of aligned pairs given as objects."""
+        rows = np.arange(len(pairs), dtype=np.int64)
+        base = TaskTable.from_outcomes([p.baseline for p in pairs])
+        return cls(base, rows, TaskTable.from_outcomes([p.candidate for p in pairs]), rows)
 
     def sides(self, mdef: MetricDef) -> _Sides:
         """The metric's arrays over the pairs."""
@@ -268,7 +251,7 @@ class _PairTable:
         for m in METRICS:
             sd = self.sides(m)
             cols += [sd.n_a, sd.x_a, sd.n_b, sd.x_b]
-        return np.stack(cols, axis=1) if self.pairs else np.zeros((0, 4 * len(METRICS)), dtype=np.int64)
+        return np.stack(cols, axis=1) if self.size else np.zeros((0, 4 * len(METRICS)), dtype=np.int64)
 
 
 @dataclass
@@ -406,7 +389,7 @@ def _k_comparison(
 
 
 def compare_metric(
-    pairs: Sequence[TaskPair],
+    pairs: Sequence[TaskPair] | TableAlignment,
     spec: MetricSpec,
     *,
     n_resamples: int = 10_000,
@@ -414,13 +397,14 @@ def compare_metric(
     seed: int = 0,
     primary: bool = False,
 ) -> KComparison:
-    """Compare one k-metric (``pass^k``, ``pass@k``, ``asr@k`` ...) over aligned task pairs.
+    """Compare one k-metric (``pass^k``, ``pass@k``, ``asr@k`` ...) over aligned task pairs
+    (objects, or an :func:`align_tables` alignment).
 
     Only pairs with at least k trials for the metric in both runs enter. Raises
     :class:`CompareError` when none does. Gives the same CI and p as :func:`compare_all_ks`
     for that metric and k (the draws depend only on the seed and the tasks).
     """
-    table = _PairTable(pairs)
+    table = pairs.pair_table() if isinstance(pairs, TableAlignment) else _PairTable.from_pairs(pairs)
     col = _column(table, spec)
     stats = _column_stats(table, [col], n_resamples=n_resamples, confidence=confidence, seed=seed)[0]
     return _k_comparison(col, stats, confidence=confidence, primary=primary)
@@ -432,7 +416,7 @@ def default_primary_k(pairs: Sequence[TaskPair], mdef: MetricDef) -> int:
     The largest k that *some* task supports can rest on a single task (a candidate whose
     trials mostly ended in infrastructure errors), so it is never the default.
     """
-    return _default_primary_k(_PairTable(pairs), mdef)
+    return _default_primary_k(_PairTable.from_pairs(pairs), mdef)
 
 
 def _default_primary_k(table: _PairTable, mdef: MetricDef) -> int:
@@ -444,7 +428,7 @@ def _default_primary_k(table: _PairTable, mdef: MetricDef) -> int:
 
 def mcnemar_event(pairs: Sequence[TaskPair], mdef: MetricDef, k: int) -> McNemarSummary:
     """McNemar over the pairs usable at k with the same n in both runs, on the metric's per-task event."""
-    return _mcnemar_event(_PairTable(pairs), mdef, k)
+    return _mcnemar_event(_PairTable.from_pairs(pairs), mdef, k)
 
 
 def _mcnemar_event(table: _PairTable, mdef: MetricDef, k: int) -> McNemarSummary:
@@ -454,7 +438,7 @@ def _mcnemar_event(table: _PairTable, mdef: MetricDef, k: int) -> McNemarSummary
     only_a = used & sd.event_a & ~sd.event_b
     only_b = used & sd.event_b & ~sd.event_a
     per: dict[str, list[int]] = {}  # domain -> [tasks, b, c]
-    if table.pairs:
+    if table.size:
         names, codes = np.unique(np.array(table.domains, dtype=object), return_inverse=True)
         codes = codes.reshape(-1)
         tasks_of = np.bincount(codes[used], minlength=len(names))
@@ -494,7 +478,7 @@ def compare_all_ks(
 ) -> MetricComparison:
     """One metric at k = 1..k_max: the primary k unadjusted, the others Holm-adjusted and exploratory."""
     return _compare_metrics(
-        _PairTable(pairs), [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
+        _PairTable.from_pairs(pairs), [(mdef, primary_k, k_max)], n_resamples=n_resamples, confidence=confidence, seed=seed
     )[0]
 
 
@@ -548,22 +532,23 @@ def _task_diffs(table: _PairTable, mdef: MetricDef, k: int) -> list[TaskDiff]:
     memo: dict[tuple[int, int, int, int], dict[str, object]] = {}
     diffs = []
     sd = table.sides(mdef)
-    rows = zip(table.pairs, sd.n_a.tolist(), sd.x_a.tolist(), sd.n_b.tolist(), sd.x_b.tolist())
-    for pair, *counts in rows:
-        a, b = pair.baseline, pair.candidate
-        key = tuple(counts)
+    base, cand = table.base, table.cand
+    trials_a, successes_a = base.column("trials")[table.rows_a].tolist(), base.column("successes")[table.rows_a].tolist()
+    trials_b, successes_b = cand.column("trials")[table.rows_b].tolist(), cand.column("successes")[table.rows_b].tolist()
+    counts = zip(sd.n_a.tolist(), sd.x_a.tolist(), sd.n_b.tolist(), sd.x_b.tolist())
+    for i, (row, key) in enumerate(zip(table.rows_a.tolist(), counts)):
         values = memo.get(key)
         if values is None:
             values = memo[key] = _diff_values(mdef, key, k)
         diffs.append(
             TaskDiff(
-                domain=a.domain,
-                task_id=a.task_id,
-                policy_violation_task=a.policy_violation_task,
-                baseline_trials=a.trials,
-                baseline_successes=a.successes,
-                candidate_trials=b.trials,
-                candidate_successes=b.successes,
+                domain=base.domains[row],
+                task_id=base.task_ids[row],
+                policy_violation_task=bool(base.policy[row]),
+                baseline_trials=trials_a[i],
+                baseline_successes=successes_a[i],
+                candidate_trials=trials_b[i],
+                candidate_successes=successes_b[i],
                 k=k,
                 **values,  # type: ignore[arg-type]
             )
@@ -644,9 +629,69 @@ def _metric_notes(
     return notes
 
 
+@dataclass
+class TableAlignment:
+    """Tasks of two task tables matched on (domain, task_id) (:func:`align`'s rule), as row indices."""
+
+    base: TaskTable
+    cand: TaskTable
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    dropped: Dropped
+    common_ks: np.ndarray  # per pair: the smaller of its two numbers of evaluated trials
+    _table: _PairTable | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of aligned pairs."""
+        return len(self.rows_a)
+
+    @property
+    def full_common_k(self) -> int:
+        """Largest k at which every aligned task has k evaluated trials in both runs (0: no pair)."""
+        return int(self.common_ks.min()) if self.size else 0
+
+    def pair_table(self) -> _PairTable:
+        """The pairs' metric inputs (computed once)."""
+        if self._table is None:
+            self._table = _PairTable(self.base, self.rows_a, self.cand, self.rows_b)
+        return self._table
+
+    def max_n(self, mdef: MetricDef) -> int:
+        """The largest k at which some pair has k trials for the metric in both runs (0: none)."""
+        if not self.size:
+            return 0
+        sd = self.pair_table().sides(mdef)
+        return int(np.minimum(sd.n_a, sd.n_b).max())
+
+
+def align_tables(base: TaskTable, cand: TaskTable) -> TableAlignment:
+    """:func:`align` on tables: pairs in task order, tasks with no evaluated trial on a side dropped."""
+    base_rows, cand_rows = base.row_of, cand.row_of
+    common = [key for key in cand_rows if key in base_rows]
+    if not cand.in_key_order:
+        common.sort(key=task_sort_key)
+    rows_a = np.array([base_rows[key] for key in common], dtype=np.int64)
+    rows_b = np.array([cand_rows[key] for key in common], dtype=np.int64)
+    ks = np.minimum(base.column("trials")[rows_a], cand.column("trials")[rows_b])
+    evaluated = ks > 0
+    return TableAlignment(
+        base=base,
+        cand=cand,
+        rows_a=rows_a[evaluated],
+        rows_b=rows_b[evaluated],
+        dropped=Dropped(
+            only_in_baseline=len(base_rows) - len(common),
+            only_in_candidate=len(cand_rows) - len(common),
+            no_evaluated_trials=len(common) - int(np.count_nonzero(evaluated)),
+        ),
+        common_ks=ks[evaluated],
+    )
+
+
 def compare_outcomes(
-    baseline: Sequence[TaskOutcome],
-    candidate: Sequence[TaskOutcome],
+    baseline: Sequence[TaskOutcome] | TaskTable,
+    candidate: Sequence[TaskOutcome] | TaskTable,
     *,
     baseline_ref: RunRef,
     candidate_ref: RunRef,
@@ -656,23 +701,29 @@ def compare_outcomes(
     seed: int = 0,
     subset: Subset = "all",
     domain: str | None = None,
+    task_diffs: bool = True,
 ) -> Comparison:
     """Compare a candidate's task outcomes to the baseline's on every compared metric and k.
 
+    Either side may be a list of task outcomes or a :class:`~tauguard.task_table.TaskTable`.
     ``primary_k`` applies to the headline metric (pass^k); its default, like every other
-    metric's, is the largest k that every common task supports. Raises :class:`CompareError`
-    when the runs share no task, no k, or ``primary_k`` is not shared.
+    metric's, is the largest k that every common task supports. ``task_diffs=False`` leaves
+    :attr:`Comparison.tasks` empty (10^5 objects at scale that only ``--tasks`` shows). Raises
+    :class:`CompareError` when the runs share no task, no k, or ``primary_k`` is not shared.
     """
-    with gc_paused():  # 10^5 tasks at scale: pairs, arrays, task diffs (tauguard.gc_pause)
+    with gc_paused():  # 10^5 tasks at scale: arrays, task diffs (tauguard.gc_pause)
+        base = baseline if isinstance(baseline, TaskTable) else TaskTable.from_outcomes(baseline)
+        cand = candidate if isinstance(candidate, TaskTable) else TaskTable.from_outcomes(candidate)
         return _compare_outcomes(
-            baseline, candidate, baseline_ref=baseline_ref, candidate_ref=candidate_ref, primary_k=primary_k,
-            n_resamples=n_resamples, confidence=confidence, seed=seed, subset=subset, domain=domain,
+            base.select(subset, domain), cand.select(subset, domain), baseline_ref=baseline_ref,
+            candidate_ref=candidate_ref, primary_k=primary_k, n_resamples=n_resamples, confidence=confidence,
+            seed=seed, subset=subset, domain=domain, task_diffs=task_diffs,
         )
 
 
 def _compare_outcomes(
-    baseline: Sequence[TaskOutcome],
-    candidate: Sequence[TaskOutcome],
+    base: TaskTable,
+    cand: TaskTable,
     *,
     baseline_ref: RunRef,
     candidate_ref: RunRef,
@@ -682,15 +733,14 @@ def _compare_outcomes(
     seed: int,
     subset: Subset,
     domain: str | None,
+    task_diffs: bool,
 ) -> Comparison:
-    base = select(baseline, subset, domain)
-    cand = select(candidate, subset, domain)
-    alignment = align(base, cand)
+    alignment = align_tables(base, cand)
     names = f"{baseline_ref.run_id} and {candidate_ref.run_id}"
     where = _slice_label(subset, domain)
-    if not alignment.pairs and alignment.dropped.no_evaluated_trials == 0:
+    if not alignment.size and alignment.dropped.no_evaluated_trials == 0:
         raise CompareError(f"runs {names} have no task in common{where}")
-    k_max = alignment.max_common_k
+    k_max = int(alignment.common_ks.max()) if alignment.common_ks.size else 0
     if k_max == 0:
         raise CompareError(f"runs {names} share no k{where}: no common task has an evaluated trial in both runs")
     default_primary = primary_k is None
@@ -703,7 +753,7 @@ def _compare_outcomes(
     plans = [(headline_def, primary_k, k_max)]
     # Per other metric, in METRICS order: its plan's index, or why it is not compared.
     other_entries: list[int | str] = []
-    table = _PairTable(alignment.pairs)
+    table = alignment.pair_table()
     for mdef in (m for m in METRICS if m.compared and m is not headline_def):
         sd = table.sides(mdef)
         in_pool = sd.pool_a | sd.pool_b
@@ -735,8 +785,8 @@ def _compare_outcomes(
         simulated=baseline_ref.simulated or candidate_ref.simulated,
         subset=subset,
         domain=domain,
-        domains=sorted({p.domain for p in alignment.pairs}),
-        common_tasks=len(alignment.pairs),
+        domains=sorted(set(table.domains)),
+        common_tasks=table.size,
         dropped=d,
         notes=notes,
         metric=headline_def.kind,
@@ -746,7 +796,7 @@ def _compare_outcomes(
         results=headline.results,
         mcnemar=headline.mcnemar,
         other_metrics=others,
-        tasks=_task_diffs(table, headline_def, primary_k),
+        tasks=_task_diffs(table, headline_def, primary_k) if task_diffs else [],
     )
 
 
@@ -759,9 +809,11 @@ def compare_runs(
     seed: int = 0,
     subset: Subset = "all",
     domain: str | None = None,
+    task_diffs: bool = True,
 ) -> CompareReport:
     """Compare every run after the first to the first (the baseline).
 
+    ``task_diffs=False`` leaves each comparison's per-task rows out (:func:`compare_outcomes`).
     Raises :class:`CompareError` (one-line message) when a pair of runs cannot be compared.
     """
     if len(runs) < 2:
@@ -771,13 +823,13 @@ def compare_runs(
     if seed < 0:
         raise CompareError("the seed must be >= 0")
     base_run = runs[0]
-    base_out = run_task_outcomes(base_run)
+    base_out = run_task_table(base_run)
     base_ref = run_ref(base_run)
     comparisons = []
     for run in runs[1:]:
         comp = compare_outcomes(
             base_out,
-            run_task_outcomes(run),
+            run_task_table(run),
             baseline_ref=base_ref,
             candidate_ref=run_ref(run),
             primary_k=primary_k,
@@ -786,6 +838,7 @@ def compare_runs(
             seed=seed,
             subset=subset,
             domain=domain,
+            task_diffs=task_diffs,
         )
         comp.pairing = pairing_differences(base_run.manifest, run.manifest)
         comparisons.append(comp)
@@ -803,12 +856,12 @@ def compare_runs(
 
 
 def load_runs(paths: Sequence[str | Path], conversations: bool = True, records: bool = True) -> list[Run]:
-    """Load run directories; raises :class:`tauguard.store.RunLoadError` with a one-line reason.
+    """Load run directories; raises :class:`tauguard.runs.store.RunLoadError` with a one-line reason.
 
     ``conversations=False`` skips the records' conversations, ``records=False`` reads only the
-    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.store.load_run`).
+    units' outcomes, from the outcome index when it is fresh (see :func:`tauguard.runs.store.load_run`).
     """
-    from tauguard.store import RunLoadError, load_run
+    from tauguard.runs.store import RunLoadError, load_run
 
     runs = []
     for path in paths:

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
@@ -27,13 +28,13 @@ from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
-from tauguard.records import USAGE_ROLES, Manifest, TrialRecord, record_line
+from tauguard.runs.records import USAGE_ROLES, Manifest, TrialRecord, record_line
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tauguard.outcome_index import IndexRow, UnitOutcome
+    from tauguard.runs.outcome_index import IndexRow, UnitOutcome
 
 T = TypeVar("T")
 
@@ -87,7 +88,7 @@ class Run:
         """The latest record of each (domain, task, trial) reduced to its outcome."""
         if self.units is not None:
             return self.units
-        from tauguard.outcome_index import unit_outcome
+        from tauguard.runs.outcome_index import unit_outcome
 
         # Reports reduce a run many times (per slice, per comparison): derive the units once
         # per records list.
@@ -249,12 +250,12 @@ def read_manifest(run_dir: Path) -> Manifest:
 class RecordWriter:
     """Appends trial records durably; one instance per run, used by the parent process.
 
-    It also keeps the run's outcome index (:mod:`tauguard.outcome_index`) in step: rebuilt on
+    It also keeps the run's outcome index (:mod:`tauguard.runs.outcome_index`) in step: rebuilt on
     open when it does not match the records, then one row appended after each durable record.
     """
 
     def __init__(self, run_dir: Path, compress: bool = True) -> None:
-        from tauguard.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
+        from tauguard.runs.outcome_index import INDEX, TALLIES, read_index, read_tally_lines, rebuild_index
 
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
@@ -292,7 +293,7 @@ class RecordWriter:
 
     def write(self, record: TrialRecord) -> None:
         """Append one record (credential values scrubbed) and make it durable before returning."""
-        from tauguard.outcome_index import index_lines
+        from tauguard.runs.outcome_index import index_lines
 
         line = record_line(record, self.compress, scrub=scrub) + "\n"
         self._fh.write(line)
@@ -427,7 +428,7 @@ def _load_units(
     """The latest unit outcomes, their record spans and line numbers, the skipped lines, and whether
     they came from the outcome index (when it is fresh; else from the records, streamed, each
     checked to belong to the run as it goes by)."""
-    from tauguard.outcome_index import read_index, scan_records
+    from tauguard.runs.outcome_index import read_index, scan_records
 
     rows: list[IndexRow] | None = read_index(run_dir, records_size(run_dir))
     fresh = rows is not None
@@ -436,21 +437,28 @@ def _load_units(
             rows = scan_records(run_dir, check=lambda rec: refuse_foreign(run_dir, manifest, [rec]))[0]
         except OSError as exc:
             raise RunLoadError(f"cannot read {run_dir / RECORDS}: {exc.strerror}") from None
-    # One pass of plain tuple operations: at 10^5 rows per run attribute and property look-ups
-    # (row.unit.key) cost more than reading the index.
-    latest: dict[tuple[str, str, int], tuple[UnitOutcome, tuple[int, int], int]] = {}
-    start = 0
-    skipped = 0
-    for line, (end, unit, skip) in enumerate(rows):
-        if unit is not None:
-            latest[unit[:3]] = (unit, (start, end), line)  # unit[:3] is UnitOutcome.key
-        elif skip:
-            skipped += 1
-        start = end
-    if not latest:
+    # C-level passes (map, zip, dict) only: at 10^5 rows per run a Python loop over the rows cost
+    # as much as decoding the index.
+    ends = list(map(_END, rows))
+    starts = [0, *ends[:-1]]
+    all_units = list(map(_UNIT, rows))
+    lines = [i for i, unit in enumerate(all_units) if unit is not None]
+    skipped = sum(1 for row in rows if row[1] is None and row[2]) if len(lines) < len(rows) else 0
+    if not lines:
         return [], [], [], skipped, fresh
-    units, spans, lines = map(list, zip(*latest.values()))
+    units = all_units if len(lines) == len(rows) else [all_units[i] for i in lines]
+    # The latest record of each (domain, task, trial): a dict keeps each key's first position and
+    # its last value.
+    latest = dict(zip(map(_KEY, units), lines))
+    if len(latest) < len(units):
+        lines = list(latest.values())
+        units = [all_units[i] for i in lines]
+    spans = list(zip(map(starts.__getitem__, lines), map(ends.__getitem__, lines)))
     return units, spans, lines, skipped, fresh
+
+
+_END, _UNIT = itemgetter(0), itemgetter(1)  # IndexRow's fields
+_KEY = itemgetter(0, 1, 2)  # UnitOutcome.key
 
 
 def read_record(run: Run, span: tuple[int, int], conversation: bool = True) -> TrialRecord:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from tauguard.guard import GuardEvent
+from tauguard.strategy_api.guard import GuardEvent
 from tauguard.process.score import ProcessReport
 
 SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)

@@ -1,6 +1,6 @@
 """Result types of a paired comparison of runs (`tauguard compare`, `tauguard check`).
 
-The logic that fills them is in :mod:`tauguard.compare`, which re-exports every name here.
+The logic that fills them is in :mod:`tauguard.analysis.compare`, which re-exports every name here.
 Pure data: imports neither tau2 nor litellm, nor numpy.
 """
 
@@ -11,9 +11,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
-from tauguard.metrics import MetricDef, Subset, TaskOutcome
-from tauguard.pairing import PairingDifference
-from tauguard.records import SIMULATION_NOTE  # noqa: F401  (re-exported: the one simulation label)
+from tauguard.analysis.metrics import MetricDef, Subset, TaskOutcome
+from tauguard.analysis.pairing import PairingDifference
+from tauguard.runs.records import SIMULATION_NOTE  # noqa: F401  (re-exported: the one simulation label)
 
 Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]
@@ -203,7 +203,7 @@ class Comparison(BaseModel):
     mcnemar: McNemarSummary
     other_metrics: list[MetricComparison] = Field(default_factory=list)
     tasks: list[TaskDiff] = Field(default_factory=list)
-    # Manifest fields pairing needs on which the runs differ (tauguard.pairing); empty = paired.
+    # Manifest fields pairing needs on which the runs differ (tauguard.analysis.pairing); empty = paired.
     pairing: list[PairingDifference] = Field(default_factory=list)
 
     @property

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tauguard.records import Manifest
+from tauguard.runs.records import Manifest
 
 _ABSENT = object()
 

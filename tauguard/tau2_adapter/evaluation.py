@@ -22,8 +22,8 @@ from tau2.data_model.simulation import DBCheck, EnvAssertionCheck
 from tau2.evaluator.evaluator_action import ActionEvaluator
 from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
 
-from tauguard import tau2compat as t2
-from tauguard.cow_env import DbState, db_state, same_db
+from tauguard.tau2_adapter import compat as t2
+from tauguard.tau2_adapter.cow_env import DbState, db_state, same_db
 
 _STOPS = {t2.TerminationReason.AGENT_STOP, t2.TerminationReason.USER_STOP}
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from tauguard.tables import fit_table
 
-from tauguard.check import GateReport
-from tauguard.comparison import (
+from tauguard.analysis.check import GateReport
+from tauguard.analysis.compare_model import (
     CompareReport,
     Comparison,
     KComparison,
@@ -23,7 +23,7 @@ from tauguard.comparison import (
     MetricComparison,
     RunRef,
 )
-from tauguard.metrics import metric_def
+from tauguard.analysis.metrics import metric_def
 
 TextFormat = Literal["table", "markdown"]
 
@@ -299,7 +299,7 @@ def render_gate_junit(report: GateReport) -> str:
         ET.SubElement(props, "property", name="baseline", value=report.baseline.run_id)
     ET.SubElement(props, "property", name="simulated", value=str(report.simulated).lower())
     for check in report.checks:
-        case = ET.SubElement(suite, "testcase", classname=f"tauguard.check.{check.kind}", name=check.name, time="0")
+        case = ET.SubElement(suite, "testcase", classname=f"tauguard.analysis.check.{check.kind}", name=check.name, time="0")
         if not check.passed:
             failure = ET.SubElement(case, "failure", message=check.message, type=check.kind)
             failure.text = check.message

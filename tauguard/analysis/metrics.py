@@ -21,7 +21,8 @@ spelling, per-task value, direction and task pool, after lm-eval's
 that table, so a new per-task statistic is one row here. Per-task values are exact fractions, so
 no real difference is ever lost to float rounding (pass^28 of 60 trials is ~1e-15).
 
-Pure library: imports neither tau2 nor litellm (nor numpy; this module is plain Python).
+Pure library: imports neither tau2 nor litellm; numpy only when outcomes are reduced
+(:mod:`tauguard.task_table`, imported on first use, so `--help` does not load it).
 """
 
 from __future__ import annotations
@@ -45,15 +46,16 @@ from pydantic import (
 
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
-from tauguard.outcome_index import (
+from tauguard.runs.outcome_index import (
     UnitOutcome,
     trial_success,  # noqa: F401  (re-exported: it was defined here)
     unit_outcome,
 )
-from tauguard.records import TrialRecord
+from tauguard.runs.records import TrialRecord
 
 if TYPE_CHECKING:
-    from tauguard.store import Run
+    from tauguard.analysis.task_table import TaskTable
+    from tauguard.runs.store import Run
 
 Subset = Literal["all", "policy_violation", "mutation"]
 SUBSETS: tuple[Subset, ...] = ("all", "policy_violation", "mutation")
@@ -166,99 +168,22 @@ def run_task_outcomes(run: Run) -> list[TaskOutcome]:
 
     Computed once per run (reports and multi-run compares reduce a run many times); do not mutate them.
     """
-    return run.derived("task_outcomes", outcomes_from_units)
+    return run.derived("task_outcomes", lambda _: run_task_table(run).outcomes())
 
 
-_COUNTERS = (
-    "trials", "successes", "infra_errors", "attack_trials", "attack_successes", "attack_unknown",
-    "guard_error_trials", "process_trials", "process_valid", "process_passed", "process_blocked", "process_assessed",
-    "process_compliant", "process_checks", "process_satisfied",
-)
-# Positions in a task's counter list (by name, so a new counter cannot shift them).
-_TRIALS, _SUCCESSES, _INFRA = (_COUNTERS.index(n) for n in ("trials", "successes", "infra_errors"))
-_ATTACK_TRIALS, _ATTACK_SUCCESSES, _ATTACK_UNKNOWN, _GUARD_ERRORS = (
-    _COUNTERS.index(n) for n in ("attack_trials", "attack_successes", "attack_unknown", "guard_error_trials")
-)
-_P_TRIALS, _P_VALID, _P_PASSED, _P_BLOCKED, _P_ASSESSED, _P_COMPLIANT, _P_CHECKS, _P_SATISFIED = (
-    _COUNTERS.index("process_" + n)
-    for n in ("trials", "valid", "passed", "blocked", "assessed", "compliant", "checks", "satisfied")
-)
+def run_task_table(run: Run) -> TaskTable:
+    """The task outcomes of a loaded run as a :class:`~tauguard.task_table.TaskTable` (once per run; do not mutate)."""
+    from tauguard.task_table import TaskTable
+
+    return run.derived("task_table", TaskTable.from_units)
 
 
 def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
     """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    # Trials of a task with the same outcome fields (everything after the trial number) count
-    # alike: tallying (task, outcome) pairs first leaves one Python step per distinct outcome of
-    # a task, not per trial (10^5 trials per run at scale).
+    from tauguard.task_table import TaskTable
+
     with gc_paused():  # 10^5 units and tasks at scale (tauguard.gc_pause)
-        return _outcomes_from_units(units if isinstance(units, Sequence) else list(units))
-
-
-def _outcomes_from_units(units: Sequence[UnitOutcome]) -> list[TaskOutcome]:
-    tally = Counter((u[0], u[1], u[4:]) for u in units)  # u[4:]: the fields after UnitOutcome.trial
-    counts: dict[tuple[str, str], list[int]] = {}
-    rewards: dict[tuple[str, str], float] = {}
-    flags: dict[tuple[str, str], bool] = {}
-    exact_rewards = True  # every reward is a whole number: sums are exact in any order
-    for (domain, task_id, outcome), weight in tally.items():
-        key = (domain, task_id)
-        c = counts.get(key)
-        if c is None:
-            c = counts[key] = [0] * len(_COUNTERS)
-            rewards[key] = 0.0
-            flags[key] = False
-        policy_violation, error, success, reward, attacked, attack_success, guard_error, process, guard_blocked = outcome
-        # The flag describes the task's gold plan; should records disagree, any True wins so a
-        # policy-violation task is never reported as a mutation task.
-        flags[key] = flags[key] or policy_violation
-        if error:
-            c[_INFRA] += weight
-            continue
-        c[_TRIALS] += weight
-        c[_SUCCESSES] += success * weight
-        if reward is not None:
-            exact_rewards = exact_rewards and float(reward).is_integer()
-            rewards[key] += reward * weight
-        if process is not None:
-            c[_P_TRIALS] += weight
-            # Step-/Trace-TCR traces: PolicyGuide's outcome-passing ones, plus (tauguard's rule,
-            # the paper being silent on guards) those that failed with a needed write a guard
-            # held: dropping them would let blocking raise the rates (docs/compare_and_check.md).
-            if success or guard_blocked:
-                valid, applicable, satisfied = process
-                if success:
-                    c[_P_VALID] += valid * weight
-                    c[_P_PASSED] += weight
-                else:
-                    c[_P_BLOCKED] += weight
-                c[_P_CHECKS] += applicable * weight
-                c[_P_SATISFIED] += satisfied * weight
-                # A trace with no applicable check is not assessed (the rates are over applicable
-                # checks): counting it as compliant rewarded guards whose blocks leave nothing to check.
-                if applicable:
-                    c[_P_ASSESSED] += weight
-                    c[_P_COMPLIANT] += valid * weight
-        c[_GUARD_ERRORS] += guard_error * weight
-        if attacked:
-            if attack_success is None:
-                c[_ATTACK_UNKNOWN] += weight
-            else:
-                c[_ATTACK_TRIALS] += weight
-                c[_ATTACK_SUCCESSES] += attack_success * weight
-    if not exact_rewards:
-        # Fractional rewards: add them trial by trial, in the units' order, as a reader of the
-        # records would (a float sum depends on its order).
-        rewards = dict.fromkeys(rewards, 0.0)
-        for u in units:
-            if not u.error and u.reward is not None:
-                rewards[(u.domain, u.task_id)] += u.reward
-    return [
-        TaskOutcome(
-            domain=key[0], task_id=key[1], policy_violation_task=flags[key], reward_sum=rewards[key],
-            **dict(zip(_COUNTERS, counts[key])),
-        )
-        for key in sorted(counts, key=task_sort_key)
-    ]
+        return TaskTable.from_units(units if isinstance(units, Sequence) else list(units)).outcomes()
 
 
 def task_sort_key(key: tuple[str, str]) -> str:

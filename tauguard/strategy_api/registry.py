@@ -15,7 +15,7 @@ Strategies are the registry :data:`strategies`, fed only by the entry-point grou
     my-guard = "my_pkg.guard:MyGuardStrategy"
 
 A strategy's name is its registered name; its description (docstring's first line), hooks
-(the :class:`~tauguard.guard.GuardSession` methods its session class overrides) and options
+(the :class:`~tauguard.strategy_api.guard.GuardSession` methods its session class overrides) and options
 (its ``options_model``) come from the class.
 """
 
@@ -33,7 +33,7 @@ from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from tauguard.errors import TauguardInputError
-from tauguard.guard import Strategy
+from tauguard.strategy_api.guard import Strategy
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ class Registry(Generic[T]):
 
     ``kind`` names the kind in messages ("strategy"); ``group`` is an entry-point group read
     on every lookup (so plug-ins installed meanwhile are seen); ``check``/``expected`` test a
-    loaded object ("a tauguard.guard.Strategy subclass"); ``autoload`` lists modules whose
+    loaded object ("a tauguard.strategy_api.guard.Strategy subclass"); ``autoload`` lists modules whose
     import registers entries (decorated functions), imported on the first lookup.
     """
 
@@ -258,7 +258,7 @@ def _is_strategy_class(obj: Any) -> bool:
 
 
 strategies: Registry[type[Strategy]] = Registry(
-    "strategy", group=STRATEGY_GROUP, check=_is_strategy_class, expected="a tauguard.guard.Strategy subclass"
+    "strategy", group=STRATEGY_GROUP, check=_is_strategy_class, expected="a tauguard.strategy_api.guard.Strategy subclass"
 )
 
 

@@ -5,11 +5,11 @@ in the same order, as a JSON array: the byte offset just past the line and the r
 :class:`UnitOutcome` (about 70 bytes). Beside it, ``tallies-v1.jsonl`` holds one row per line too:
 the same offset and the record's :class:`RecordTally` (what `show` and `report` count besides
 outcomes: guard verdicts, faults, usage, errors), so `show` parses no record, `report` only the few
-it displays (by offset), and `compare` / `check` never read the tallies. The one writer of a run (:class:`tauguard.store.RecordWriter`) appends a
+it displays (by offset), and `compare` / `check` never read the tallies. The one writer of a run (:class:`tauguard.runs.store.RecordWriter`) appends a
 row after each record it makes durable, and rebuilds the index when it opens a run whose index
 does not match its records (runs written before the index, imported runs, a writer killed
 between the two appends). Readers trust the index only when its last offset is the size of
-``simulations.jsonl``; otherwise they parse the records (:func:`tauguard.store.load_run`), so a
+``simulations.jsonl``; otherwise they parse the records (:func:`tauguard.runs.store.load_run`), so a
 missing or stale index can cost time, never correctness.
 
 Rows are derived from the record as a reader parses it back from its stored line, so the index
@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from pydantic import TypeAdapter, ValidationError
 
 from tauguard.process.score import record_process
-from tauguard.records import TrialRecord, is_success
+from tauguard.runs.records import TrialRecord, is_success
 
 # The format's version is in the name: a reader never trusts an index of another format.
 INDEX = "outcomes-v1.jsonl"
@@ -56,7 +56,7 @@ class UnitOutcome(NamedTuple):
     process: tuple[bool, int, int] | None
     # Writes the task needed that a guard held and that never executed (the report's
     # ``blocked_write`` failures): such a trace stays in Step-/Trace-TCR even when it failed the
-    # outcome (tauguard.metrics). Last with a default: rows written before it read as 0, as
+    # outcome (tauguard.analysis.metrics). Last with a default: rows written before it read as 0, as
     # their reports (rubric < 4) have no such check.
     guard_blocked: int = 0
 
@@ -206,7 +206,7 @@ def scan_records(
 ) -> tuple[list[IndexRow], list[RecordTally | None], int]:
     """The index rows and tallies of ``simulations.jsonl`` computed from the records, one line at a
     time (no record is kept; ``check`` sees each one), and the records' size in bytes."""
-    from tauguard.store import RECORDS
+    from tauguard.runs.store import RECORDS
 
     rows, tallies = [], []
     end = 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tauguard.conversation import Conversation
+from tauguard.strategy_api.conversation import Conversation
 
 
 def render_conversation(conversation: Conversation) -> str:

@@ -3,9 +3,9 @@
 The pilot run's per-task success rates ``p_i = c_i / n_i`` stand for the task population. A
 simulated pair of runs draws ``tasks`` tasks from the pilot's (with replacement), gives each
 ``trials`` independent trials per run, computes pass^k per task (C(c,k)/C(n,k)) and decides as
-`tauguard compare` does with its adjusted CI (:func:`tauguard.stats.adjusted_mean_cis`): a
+`tauguard compare` does with its adjusted CI (:func:`tauguard.analysis.stats.adjusted_mean_cis`): a
 difference is detected when the CI excludes 0 on the side of the true Δ and at least
-:func:`tauguard.stats.min_tasks_to_reject` tasks differ (fewer could never give the sign-flip
+:func:`tauguard.analysis.stats.min_tasks_to_reject` tasks differ (fewer could never give the sign-flip
 test p < α). Power is the share of simulated pairs with a detection.
 
 The candidate's per-task rates:
@@ -29,8 +29,8 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel, Field
 
-from tauguard.metrics import TaskOutcome
-from tauguard.stats import min_tasks_to_reject
+from tauguard.analysis.metrics import TaskOutcome
+from tauguard.analysis.stats import min_tasks_to_reject
 from tauguard.errors import TauguardInputError
 
 # Task counts tried when searching for the fewest tasks that reach the target power.
@@ -138,7 +138,7 @@ def _power(
         changed = rng.random((simulations, tasks)) < r
         q = np.where(changed, 0.0 if delta < 0 else 1.0, p)
     d = table[rng.binomial(trials, q)] - table[rng.binomial(trials, p)]
-    # The adjusted Wald CI of tauguard.stats.adjusted_mean_cis, vectorised over the simulations.
+    # The adjusted Wald CI of tauguard.analysis.stats.adjusted_mean_cis, vectorised over the simulations.
     from statistics import NormalDist
 
     z = NormalDist().inv_cdf(0.5 + confidence / 2)

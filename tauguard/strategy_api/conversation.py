@@ -6,6 +6,7 @@ pydantic models, so strategies, probes and tests can build conversations by hand
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -63,3 +64,30 @@ class Conversation(BaseModel):
     def messages(self) -> list[ConversationEvent]:
         """Text turns of user and agent."""
         return [e for e in self.events if e.kind in ("user_message", "agent_message")]
+
+    def gated_at(self, earlier: Sequence[ToolCallView]) -> Conversation:
+        """The conversation a call is gated on: this one, then the calls that precede it in its agent message.
+
+        An agent message may carry several calls ("cancel 3JA7XV", then "send the certificate").
+        τ² executes them in order, but only after the whole message is gated, so when a later
+        call is gated the earlier ones are issued and not yet executed: they appear as
+        ``agent_tool_call`` events with no result (:meth:`pending_calls`). The wrapper holds
+        every call of a message when one is held, so a later call is executed only after the
+        earlier ones were allowed, and right after them. The live wrapper and the audit both
+        gate on this view, so every guard sees a message's earlier calls the same way.
+        """
+        return Conversation(events=[*self.events, *(ConversationEvent(kind="agent_tool_call", tool_call=c) for c in earlier)])
+
+    def pending_calls(self) -> list[ToolCallView]:
+        """The agent's calls with no result yet (the trailing ``agent_tool_call`` events): when a call
+        is gated, the earlier calls of its message."""
+        pending: list[ToolCallView] = []
+        for event in reversed(self.events):
+            if event.kind != "agent_tool_call" or event.tool_call is None:
+                break  # results follow their calls: only the trailing calls are unanswered
+            pending.insert(0, event.tool_call)
+        return pending
+
+    def settled(self) -> int:
+        """How many events precede the trailing calls without a result (what a stateful guard may consume for good)."""
+        return len(self.events) - len(self.pending_calls())

@@ -63,7 +63,7 @@ def env_module(domain: str) -> Any:
 
 def make_environment(domain: str) -> Environment:
     """A fresh environment of ``domain`` in its pristine state (copy-on-write, see ``cow_env``)."""
-    from tauguard.cow_env import fresh_environment
+    from tauguard.tau2_adapter.cow_env import fresh_environment
 
     return fresh_environment(domain)
 

@@ -1,7 +1,7 @@
 """The guard hook contract: what a strategy may do around the inner agent.
 
 A strategy wraps the inner agent (LLM or sim) with optional hooks, all receiving the
-conversation so far as :class:`~tauguard.conversation.Conversation`:
+conversation so far as :class:`~tauguard.strategy_api.conversation.Conversation`:
 
 - ``on_user_turn``: after each user message, may return guidance text for the agent;
 - ``before_write``: before each WRITE tool call (tau2's own tool type), returns a
@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauguard.conversation import Conversation, ConversationEvent, ToolCallView
+from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 
 
 class Verdict(str, Enum):
@@ -255,7 +255,10 @@ class GuardSession:
         return None
 
     def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
-        """Called before each WRITE tool call of the agent."""
+        """Called before each WRITE tool call of the agent.
+
+        ``conversation`` ends with the calls before ``call`` in its agent message, issued and not
+        yet executed (:meth:`~tauguard.conversation.Conversation.pending_calls`)."""
         return GuardDecision.allow()
 
     def after_tool(self, result: ConversationEvent, conversation: Conversation) -> None:

@@ -1,7 +1,7 @@
 """`tauguard check` logic: a CI gate against a baseline run and/or absolute floors.
 
 Baseline checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
-:data:`tauguard.metrics.METRICS`; default pass^k at the largest k every common task supports):
+:data:`tauguard.analysis.metrics.METRICS`; default pass^k at the largest k every common task supports):
 
 - ``non-inferiority`` (default): passes when the CI bound of Δ = candidate - baseline on the
   bad side (lower for pass^k, upper for ASR@k) stays within ``margin``: the candidate is shown
@@ -43,13 +43,13 @@ from pydantic import (
     model_validator,
 )
 
-from tauguard.compare import (
+from tauguard.analysis.compare import (
     SIMULATION_NOTE,
     CompareError,
     KComparison,
     RunRef,
-    TaskPair,
-    align,
+    TableAlignment,
+    align_tables,
     compare_metric,
     dropped_notes,
     run_notes,
@@ -57,7 +57,7 @@ from tauguard.compare import (
 )
 from tauguard.datafiles import DataFileError, load_toml
 from tauguard.errors import TauguardInputError
-from tauguard.metrics import (
+from tauguard.analysis.metrics import (
     METRICS,
     MetricSpec,
     RunMetrics,
@@ -65,13 +65,12 @@ from tauguard.metrics import (
     Subset,
     headline_metric,
     parse_metric,
-    run_task_outcomes,
-    select,
+    run_task_table,
     summarize_run,
 )
-from tauguard.pairing import PairingDifference, pairing_differences
-from tauguard.stats import min_tasks_to_reject
-from tauguard.store import Run
+from tauguard.analysis.pairing import PairingDifference, pairing_differences
+from tauguard.analysis.stats import min_tasks_to_reject
+from tauguard.runs.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]
 CheckKind = Literal["non-inferiority", "regression", "floor", "completeness"]
@@ -220,10 +219,10 @@ def completeness_check(ref: RunRef, role: str) -> CheckResult:
 # --------------------------------------------------------------------------- baseline check
 
 
-def _allowed_metrics(pairs: list[TaskPair]) -> str:
+def _allowed_metrics(alignment: TableAlignment) -> str:
     parts = []
     for mdef in METRICS:
-        k_max = max((min(mdef.n(p.baseline), mdef.n(p.candidate)) for p in pairs), default=0)
+        k_max = alignment.max_n(mdef)
         if k_max == 1:
             parts.append(f"{mdef.kind}1")
         elif k_max > 1:
@@ -253,7 +252,7 @@ def check_baseline(
     """Gate the run against the baseline on one metric; return the check, the comparison and notes.
 
     Default metric: pass^k at the largest k that every common task supports. The metric may be
-    any k-metric of :data:`~tauguard.metrics.METRICS` (pass^K, pass@K, asr@K); verdicts follow its
+    any k-metric of :data:`~tauguard.analysis.metrics.METRICS` (pass^K, pass@K, asr@K); verdicts follow its
     direction. The check fails when fewer than ``min_tasks`` tasks enter the comparison
     (default :func:`default_min_tasks`). Raises :class:`GateInputError` for a metric that is
     malformed or not shared by both runs, and :class:`CompareError` when the runs cannot be
@@ -264,8 +263,8 @@ def check_baseline(
     if min_tasks is not None and min_tasks < 1:
         raise GateInputError(f"min tasks must be >= 1, got {min_tasks}")
     need = min_tasks if min_tasks is not None else default_min_tasks(confidence)
-    alignment = align(select(run_task_outcomes(baseline), subset), select(run_task_outcomes(run), subset))
-    if not alignment.pairs:
+    alignment = align_tables(run_task_table(baseline).select(subset), run_task_table(run).select(subset))
+    if not alignment.size:
         names = f"{baseline.manifest.run_id} and {run.manifest.run_id}"
         if alignment.dropped.no_evaluated_trials:
             raise CompareError(f"runs {names} share no k: no common task has an evaluated trial in both runs")
@@ -278,13 +277,13 @@ def check_baseline(
         except ValueError:
             parsed = None
         mdef = parsed.definition if parsed is not None else None
-        if mdef is None or parsed is None or not any(p.usable(parsed.k or 0, mdef) for p in alignment.pairs):
-            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment.pairs)}")
+        if mdef is None or parsed is None or alignment.max_n(mdef) < (parsed.k or 0):
+            raise GateInputError(f"invalid --metric {metric!r}; allowed: {_allowed_metrics(alignment)}")
         spec = parsed
     mdef = spec.definition
     assert mdef is not None and spec.k is not None
     result = compare_metric(
-        alignment.pairs, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
+        alignment, spec, n_resamples=n_resamples, confidence=confidence, seed=seed, primary=True
     )
     # The same notes `compare` prints: which tasks were dropped and why.
     notes = dropped_notes(alignment.dropped)
@@ -415,7 +414,7 @@ def run_gate(
 
     An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
     adds a failing completeness check unless ``allow_partial``. A baseline whose manifest
-    differs from the run's in a field pairing needs (:mod:`tauguard.pairing`: seed, fault
+    differs from the run's in a field pairing needs (:mod:`tauguard.analysis.pairing`: seed, fault
     profile, uptake, sim feedback mode, attack, user model, split, task ids, τ² version) raises
     :class:`UnpairedRunsError` unless ``allow_unpaired``: a paired gate on unpaired runs measures
     the difference in setup, not the strategy.

@@ -1,0 +1,2 @@
+"""Analysis of stored runs: metrics, paired statistics, compare, check, summaries, power, rendering.
+"""
