@@ -157,17 +157,24 @@ def usage_of(response: Any) -> GuardUsage:
     )
 
 
-def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-    """``litellm.completion`` under the run's rate limits, retries and cache, booked under
-    ``role``. Raises what the provider raised (:class:`~tauguard.execution.provider.ProviderUnavailable`
-    after the last retry)."""
+def disciplined(role: str, **request: Any) -> Any:
+    """``litellm.completion(**request)`` under the run's rate limits, retries and cache; only
+    its cache hits, retries and waits are booked under ``role`` (τ²'s agent and user, whose
+    calls and tokens the conversation itself counts, call this directly). Raises what the
+    provider raised (:class:`~tauguard.execution.provider.ProviderUnavailable` after the last
+    retry)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     import litellm
 
     from tauguard.execution.provider import state
 
     litellm.suppress_debug_info = True  # no provider banners on stderr for handled failures
-    response = state().call(litellm.completion, role=role, model=model, messages=messages, **kwargs)
+    return state().call(litellm.completion, role=role, **request)
+
+
+def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+    """:func:`disciplined`, with the call, its tokens and its cost booked under ``role``."""
+    response = disciplined(role, model=model, messages=messages, **kwargs)
     usage = usage_of(response)
     book(role, calls=1, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost)
     ledger = _LEDGER.get()

@@ -14,9 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tau2.agent.base import BaseAgent
-
 from tauguard.tau2_adapter import compat as t2
+from tauguard.tau2_adapter.agent_base import BaseAgent
 from tauguard.agents.inner import append_history, receive_guard_decisions, set_guard_context
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardEvent, GuardSession, Verdict, refusal_text

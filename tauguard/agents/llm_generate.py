@@ -25,17 +25,9 @@ import logging
 from typing import Any
 
 from tauguard.tau2_adapter import compat as t2
-from tauguard.llm_call import response_cost
+from tauguard.llm_call import disciplined, response_cost
 
 _LOG = logging.getLogger(__name__)
-
-
-def _complete(role: str, **request: Any) -> Any:
-    import litellm
-
-    from tauguard.execution.provider import state
-
-    return state().call(litellm.completion, role=role, **request)
 
 
 def generate(
@@ -54,7 +46,7 @@ def generate(
         tool_choice = "auto"
     converted = t2.llm_request_messages()(messages)
     for attempt in range(empty_retries + 1):
-        response = _complete(role, model=model, messages=converted, tools=schemas, tool_choice=tool_choice, **request)
+        response = disciplined(role, model=model, messages=converted, tools=schemas, tool_choice=tool_choice, **request)
         choice = response.choices[0]
         if choice.finish_reason == "length":
             _LOG.debug("%s: the answer was cut off at the token limit", model)

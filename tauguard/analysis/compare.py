@@ -705,7 +705,7 @@ def compare_outcomes(
 ) -> Comparison:
     """Compare a candidate's task outcomes to the baseline's on every compared metric and k.
 
-    Either side may be a list of task outcomes or a :class:`~tauguard.task_table.TaskTable`.
+    Either side may be a list of task outcomes or a :class:`~tauguard.analysis.task_table.TaskTable`.
     ``primary_k`` applies to the headline metric (pass^k); its default, like every other
     metric's, is the largest k that every common task supports. ``task_diffs=False`` leaves
     :attr:`Comparison.tasks` empty (10^5 objects at scale that only ``--tasks`` shows). Raises

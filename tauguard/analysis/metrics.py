@@ -22,7 +22,7 @@ that table, so a new per-task statistic is one row here. Per-task values are exa
 no real difference is ever lost to float rounding (pass^28 of 60 trials is ~1e-15).
 
 Pure library: imports neither tau2 nor litellm; numpy only when outcomes are reduced
-(:mod:`tauguard.task_table`, imported on first use, so `--help` does not load it).
+(:mod:`tauguard.analysis.task_table`, imported on first use, so `--help` does not load it).
 """
 
 from __future__ import annotations
@@ -172,15 +172,15 @@ def run_task_outcomes(run: Run) -> list[TaskOutcome]:
 
 
 def run_task_table(run: Run) -> TaskTable:
-    """The task outcomes of a loaded run as a :class:`~tauguard.task_table.TaskTable` (once per run; do not mutate)."""
-    from tauguard.task_table import TaskTable
+    """The task outcomes of a loaded run as a :class:`~tauguard.analysis.task_table.TaskTable` (once per run; do not mutate)."""
+    from tauguard.analysis.task_table import TaskTable
 
     return run.derived("task_table", TaskTable.from_units)
 
 
 def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
     """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    from tauguard.task_table import TaskTable
+    from tauguard.analysis.task_table import TaskTable
 
     with gc_paused():  # 10^5 units and tasks at scale (tauguard.gc_pause)
         return TaskTable.from_units(units if isinstance(units, Sequence) else list(units)).outcomes()

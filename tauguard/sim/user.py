@@ -45,9 +45,7 @@ class SimUser:
 
     def get_init_state(self, message_history: list[Any] | None = None) -> Any:
         """A minimal tau2 UserState."""
-        from tau2.user.base import UserState
-
-        return UserState(system_messages=[], messages=list(message_history or []))
+        return t2.UserState(system_messages=[], messages=list(message_history or []))
 
     def set_seed(self, seed: int) -> None:
         """The sim user is deterministic; the seed is not needed."""

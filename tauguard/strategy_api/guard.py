@@ -258,7 +258,7 @@ class GuardSession:
         """Called before each WRITE tool call of the agent.
 
         ``conversation`` ends with the calls before ``call`` in its agent message, issued and not
-        yet executed (:meth:`~tauguard.conversation.Conversation.pending_calls`)."""
+        yet executed (:meth:`~tauguard.strategy_api.conversation.Conversation.pending_calls`)."""
         return GuardDecision.allow()
 
     def after_tool(self, result: ConversationEvent, conversation: Conversation) -> None:

@@ -34,19 +34,19 @@ from tau2.data_model.message import (  # noqa: E402
     ToolMessage,
     UserMessage,
 )
-from tau2.data_model.simulation import RewardInfo, SimulationRun, TerminationReason  # noqa: E402
+from tau2.data_model.simulation import Results, RewardInfo, SimulationRun, TerminationReason  # noqa: E402
 from tau2.data_model.tasks import Action, RewardType, StructuredUserInstructions, Task  # noqa: E402
 from tau2.environment.environment import Environment  # noqa: E402
 from tau2.environment.toolkit import ToolType  # noqa: E402
-from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER  # noqa: E402
+from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER, UserState  # noqa: E402
 
 from tauguard.domains import DOMAINS  # noqa: E402  (the one list: the domain folders)
 
 __all__ = [
     "AssistantMessage", "Message", "MultiToolMessage", "SystemMessage", "ToolCall", "ToolMessage",
-    "UserMessage", "RewardInfo", "SimulationRun", "TerminationReason", "Action", "RewardType",
+    "UserMessage", "Results", "RewardInfo", "SimulationRun", "TerminationReason", "Action", "RewardType",
     "StructuredUserInstructions", "Task", "Environment", "ToolType", "STOP", "TRANSFER",
-    "OUT_OF_SCOPE", "DOMAINS",
+    "OUT_OF_SCOPE", "UserState", "DOMAINS",
 ]
 
 
@@ -188,13 +188,6 @@ def orchestrator_class() -> Any:
     from tau2.orchestrator.orchestrator import Orchestrator
 
     return Orchestrator
-
-
-def base_agent_class() -> Any:
-    """tau2's BaseAgent (imports litellm through tau2.agent)."""
-    from tau2.agent.base import BaseAgent
-
-    return BaseAgent
 
 
 def base_user_class() -> Any:

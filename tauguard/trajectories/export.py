@@ -82,8 +82,6 @@ def _simulation(record: Any) -> dict[str, Any]:
 
 def export_results(run: Run, domain: str | None = None) -> tuple[dict[str, Any], ExportReport]:
     """The run (one domain of it) as τ² results JSON, validated by τ²'s ``Results`` model."""
-    from tau2.data_model.simulation import Results, SimulationRun
-
     domains = list(run.manifest.domains)
     if domain is None:
         if len(domains) != 1:
@@ -101,7 +99,7 @@ def export_results(run: Run, domain: str | None = None) -> tuple[dict[str, Any],
             continue
         sim = _simulation(record)
         try:
-            SimulationRun.model_validate(sim)
+            t2.SimulationRun.model_validate(sim)
         except Exception as exc:  # pydantic ValidationError: say which field τ² rejects
             first = str(exc).splitlines()
             report.skipped[key] = "τ² rejects it: " + " ".join(first[1:3]).strip()[:200]
@@ -117,7 +115,7 @@ def export_results(run: Run, domain: str | None = None) -> tuple[dict[str, Any],
         "tasks": [tasks[tid].model_dump(mode="json") for tid in sorted(tasks, key=_order)],
         "simulations": simulations,
     }
-    validated = Results.model_validate(payload)  # τ²'s own model: what its loader accepts
+    validated = t2.Results.model_validate(payload)  # τ²'s own model: what its loader accepts
     report.simulations, report.tasks = len(validated.simulations), len(validated.tasks)
     # The payload itself, not τ²'s dump of it: fields τ² 26.3 does not model (a later release's
     # audio fields, tauguard's own key) are kept, τ²'s loader ignores them, a re-import keeps them.
