@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from tauguard.analysis.check import GateReport
+    from tauguard.analysis.gate import GateReport
     from tauguard.analysis.compare import CompareReport
     from tauguard.config import RunConfig
     from tauguard.execution.lifecycle import plan, resume, run
@@ -76,7 +76,7 @@ def check_run(
     floors: "str | Path | None" = None, **options: Any,
 ) -> "GateReport":
     """Gate a run against a baseline (non-inferiority or regression) and/or a floors file."""
-    from tauguard.analysis.check import load_floors, run_gate
+    from tauguard.analysis.gate import load_floors, run_gate
 
     loaded = _runs([run] + ([baseline] if baseline is not None else []))
     return run_gate(

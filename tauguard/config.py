@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +18,9 @@ from tauguard.errors import TauguardInputError
 from tauguard.secrets import credential_keys, redact
 
 SIM = "sim"
+# --backend auto resolves here, in the config, to tauguard's fork engine where the platform
+# forks and to loky elsewhere (the execution layer reads these; config imports nothing of it).
+FORK = "fork"
 
 LLM_ROLES = ("agent", "user", "guard")
 # A run id is one path segment: it names a folder directly under `out`.
@@ -197,9 +202,7 @@ class RunConfig(BaseModel):
     def _resolve_auto(cls, value: str) -> str:
         if value != "auto":
             return value
-        from tauguard.execution.forkpool import FORK, available
-
-        return FORK if available() else "loky"
+        return FORK if fork_available() else "loky"
 
     @property
     def simulated(self) -> bool:
@@ -213,6 +216,12 @@ class RunConfig(BaseModel):
     def redacted(self) -> dict[str, Any]:
         """The config as a dict with secret-looking values removed (for run files)."""
         return redact(self.model_dump())
+
+
+def fork_available() -> bool:
+    """Whether this platform can fork worker processes (Linux; macOS can, but its system
+    libraries forbid it)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _read_toml(path: Any) -> dict[str, Any]:

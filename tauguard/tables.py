@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tabulate import tabulate
 
@@ -60,7 +60,8 @@ def fit_table(
 ) -> str:
     """``tabulate(rows, headers, tablefmt, **options)``, split into column groups that fit
     ``width`` (default: :func:`terminal_width`; None: no limit)."""
-    text = tabulate(rows, headers=headers, tablefmt=tablefmt, **options)
+    # tabulate ships no type information; it returns the table as a str.
+    text = cast(str, tabulate(rows, headers=headers, tablefmt=tablefmt, **options))
     limit = terminal_width() if width == -1 else width
     if limit is None or tablefmt not in ("simple", "plain") or _width(text) <= limit or not rows:
         return text
@@ -69,10 +70,10 @@ def fit_table(
     cell = max(12, min(MAX_CELL, limit // 2))
 
     def render(cols: list[int]) -> str:
-        return tabulate(
+        return cast(str, tabulate(  # untyped library, as above
             [[r[c] for c in cols] for r in body], headers=[names[c] for c in cols], tablefmt=tablefmt,
             maxcolwidths=[cell] * len(cols), **options,
-        )
+        ))
 
     groups: list[list[int]] = []
     current = [0]

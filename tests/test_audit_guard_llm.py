@@ -66,6 +66,7 @@ def _row(text: str, title: str, strategy: str) -> list[str]:
     return re.split(r"\s{2,}", line.strip())
 
 
+@pytest.mark.slow
 def test_each_guards_llm_backend_audits_a_real_run_through_the_loopback_server(imported: Path, tmp_path: Path) -> None:
     out = tmp_path / "audit.json"
     with ScriptedLLMServer(_responder) as server:

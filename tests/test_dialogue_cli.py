@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import tauguard
 from tauguard.testing.llm_server import ScriptedLLMServer
 
@@ -72,6 +74,7 @@ def _pair_of_last_statement(body: dict) -> dict:
     return {"content": json.dumps({"confirmations": pairs}), "usage": {"prompt_tokens": 50, "completion_tokens": 8}}
 
 
+@pytest.mark.slow
 def test_llm_backend_runs_through_the_loopback_server_and_says_plumbing_only(tmp_path: Path) -> None:
     cases, folder = _fixture(tmp_path)
     with ScriptedLLMServer(_pair_of_last_statement) as server:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import tauguard
-from tauguard.execution.engines import missing_extra
-from tauguard.execution.engines.driver import LOSE_JOB_ENV
+from tauguard.execution.engines import JobOutput, missing_extra
+from tauguard.execution.job import LOSE_JOB_ENV, Job
 from tauguard.runs.store import load_run
 
 # A small run that meets faults, guard verdicts, passes and failures: 3 airline tasks x 2
@@ -95,6 +95,7 @@ def with_loky(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, 
     return records
 
 
+@pytest.mark.slow
 def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _require("ray")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
@@ -107,6 +108,7 @@ def test_ray_local_cluster_gives_the_records_of_loky(with_loky, tmp_path: Path, 
     _no_cluster_left(before)
 
 
+@pytest.mark.slow
 def test_dask_lost_worker_leaves_its_units_for_resume(
     with_loky, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -172,39 +174,32 @@ def test_the_plan_names_the_engine_and_resume_may_change_the_address(tmp_path: P
 
 
 class _FakeEngine:
-    """An in-process engine: jobs end in submission order; the job of task "lost" dies."""
+    """An in-process engine: jobs end in submission order, each unit's record first; the job of
+    task "lost" dies."""
 
     def __init__(self) -> None:
-        self.running: list[int] = []
-        self.jobs: dict[int, Any] = {}
+        self.running: list[Job] = []
+        self.submitted: list[int] = []
         self.peak = 0
-        self.cancelled: list[int] = []
-        self.closed = False
+        self.stopped = False
+        self.closed: bool | None = None  # close(cancel) once closed
 
-    def submit(self, job: Any) -> int:
-        handle = len(self.jobs)
-        self.jobs[handle] = job
-        self.running.append(handle)
+    def submit(self, job: Job) -> None:
+        self.submitted.append(job.id)
+        self.running.append(job)
         self.peak = max(self.peak, len(self.running))
-        return handle
 
-    def finished(self, handles: list[int], timeout: float) -> list[int]:
-        done = self.running.pop(0)
-        return [done]
+    def results(self, timeout: float) -> list[JobOutput]:
+        job = self.running.pop(0)
+        if job.first.task_id == "lost":
+            return [JobOutput(job.id, ended=True, lost="worker died")]
+        return [JobOutput(job.id, [{"key": unit.key} for unit in job.units]), JobOutput(job.id, ended=True)]
 
-    def result(self, handle: int) -> list[dict[str, Any]]:
-        from tauguard.execution.engines.driver import JobLost
+    def stop_starting(self) -> None:
+        self.stopped = True
 
-        job = self.jobs[handle]
-        if job[0].task_id == "lost":
-            raise JobLost("worker died")
-        return [{"key": unit.key} for unit in job]
-
-    def cancel(self, handles: list[int]) -> None:
-        self.cancelled += handles
-
-    def close(self) -> None:
-        self.closed = True
+    def close(self, cancel: bool) -> None:
+        self.closed = cancel
 
 
 def _units(tasks: list[str], trials: int) -> list[Any]:
@@ -214,26 +209,58 @@ def _units(tasks: list[str], trials: int) -> list[Any]:
 
 
 def test_driver_bounds_submission_skips_lost_jobs_and_honours_the_budget(capsys: pytest.CaptureFixture[str]):
-    from tauguard.execution.engines.driver import drive, jobs_of
+    from tauguard.execution.driver import Dispatch, Records, dispatch, drive
 
-    jobs = jobs_of(_units(["0", "lost", "2", "3", "4"], 2), per_task=True)
-    assert [len(j) for j in jobs] == [2] * 5  # a task's trials are one job
+    jobs = dispatch(_units(["0", "lost", "2", "3", "4"], 2), 2, "dask", None, threaded=False).jobs
+    assert [len(j.units) for j in jobs] == [2] * 5  # a task's trials are one job
     engine = _FakeEngine()
-    keys = [r["key"] for r in drive(lambda: engine, jobs, limit=2, may_start=None)]
-    assert engine.peak == 2 and engine.closed and len(keys) == 8 and all(k[1] != "lost" for k in keys)
+    keys = [r["key"] for r in drive(engine, jobs, limit=2, may_start=None)]
+    assert engine.peak == 2 and len(keys) == 8 and all(k[1] != "lost" for k in keys)
     assert "lost the job of airline/lost (2 units): worker died" in capsys.readouterr().err
 
     taken: list[Any] = []
     engine = _FakeEngine()
-    stream = drive(lambda: engine, jobs_of(_units(["0", "1", "2", "3"], 1), per_task=False), limit=2,
-                   may_start=lambda: len(taken) < 1)  # a budget reached after the first record
+    singles = dispatch(_units(["0", "1", "2", "3"], 1), 2, "dask", None, threaded=True).jobs
+    stream = drive(engine, singles, limit=2, may_start=lambda: len(taken) < 1)  # a budget reached after the first record
     taken += [next(stream)]
     assert list(stream) == [{"key": ("airline", "1", 0)}]  # in flight before the cap: finished, nothing new
-    assert len(engine.jobs) == 2 and engine.closed
+    assert engine.submitted == [0, 1] and engine.stopped
 
     engine = _FakeEngine()
-    stream = drive(lambda: engine, jobs, limit=3, may_start=None)
-    next(stream)
-    stream.close()  # Ctrl-C, SIGTERM: the jobs in flight are cancelled, the engine closed
-    assert engine.cancelled == [1, 2] and engine.closed
+    records = Records(Dispatch("fake", lambda: engine, jobs, 3), None)
+    next(records)
+    records.close()  # Ctrl-C, SIGTERM: the engine stops what is in flight at once
+    assert engine.closed is True
+    engine = _FakeEngine()
+    assert len(list(Records(Dispatch("fake", lambda: engine, jobs[:1], 3), None))) == 2
+    assert engine.closed is False  # exhausted: closed, nothing to cancel
 
+
+@pytest.mark.parametrize(
+    ("workers", "backend", "concurrency", "threaded", "engine", "shape", "limit"),
+    [
+        # sim mode: units in turn inside a job (threads None)
+        (1, "fork", None, False, "inline", [(2, None)] * 3, 1),
+        (2, "fork", None, False, "fork", [(1, None)] * 6, 4),  # 3 tasks x 2 trials: split so no worker idles
+        (2, "loky", None, False, "pool", [(2, None)] * 3, 4),
+        (2, "multiprocessing", None, False, "pool", [(2, None)] * 3, 4),
+        (2, "threading", None, False, "inline", [(6, 2)], 1),
+        (2, "sequential", None, False, "inline", [(2, None)] * 3, 1),
+        (2, "ray", None, False, "ray", [(2, None)] * 3, 4),
+        # real LLM: simulations on threads; on a cluster one unit per job
+        (1, "fork", 4, True, "inline", [(6, 4)], 1),
+        (2, "fork", 4, True, "fork", [(4, 2), (2, 2)], 4),
+        (2, "fork", 1, True, "fork", [(6, 1)], 2),
+        (2, "loky", 1, True, "inline", [(6, 1)], 1),
+        (2, "loky", None, True, "pool", [(4, 8), (2, 8)], 4),
+        (2, "dask", 3, True, "dask", [(1, None)] * 6, 3),
+    ],
+)
+def test_each_backend_runs_on_one_engine_with_its_job_shape(workers, backend, concurrency, threaded, engine, shape, limit):
+    from tauguard.execution.driver import dispatch
+
+    plan = dispatch(_units(["0", "1", "2"], 2), workers, backend, concurrency, threaded)
+    assert plan.engine == engine and plan.limit == limit
+    assert [(len(job.units), job.threads) for job in plan.jobs] == shape
+    assert sorted(u.key for job in plan.jobs for u in job.units) == sorted(u.key for u in _units(["0", "1", "2"], 2))
+    assert len({job.id for job in plan.jobs}) == len(plan.jobs)

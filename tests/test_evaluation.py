@@ -32,6 +32,7 @@ def _simulate(domain, task, profile, trial):
     return orch.run(), env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("domain", ["airline", "retail", "telecom"])
 def test_rewards_equal_tau2_evaluate_simulation(domain):
     evaluator = CachedEvaluator()

@@ -66,3 +66,21 @@ def test_max_cost_stops_new_simulations_and_resume_with_a_higher_cap_continues(t
         assert "max cost $0.00 reached" in first.manifest.stop_reason
         second = lifecycle.resume(tmp_path / "budget", max_cost=100.0)
     assert second.status == "completed" and second.progress.done == 3 and second.manifest.stop_reason is None
+
+
+def test_real_llm_units_stream_from_a_pool_of_fresh_processes(tmp_path: Path, monkeypatch):
+    """`--backend multiprocessing` (the pool engine, as loky): each worker runs its share of the
+    tasks on threads and streams every record back as it finishes; none lost or repeated."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with ScriptedLLMServer(_responder) as server:
+        config = {
+            "domains": ["airline"], "task_ids": ["0", "1", "2"], "trials": 2, "workers": 2, "concurrency": 4,
+            "backend": "multiprocessing", "agent_llm": "openai/a", "user_llm": "openai/u", "out": str(tmp_path),
+            "name": "pool", "llm_args": {"agent": {"api_base": server.api_base}, "user": {"api_base": server.api_base}},
+        }
+        seen: list[tuple[str, str, int]] = []
+        result = lifecycle.run(config, on_record=lambda rec, progress: seen.append(rec.key))
+        requests = list(server.requests)
+    assert result.status == "completed" and result.progress.errors == 0
+    assert sorted(seen) == [("airline", t, k) for t in ("0", "1", "2") for k in (0, 1)]
+    assert len(requests) == 24  # 4 completions per simulation

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import tauguard
 
 DATA = Path(__file__).resolve().parent / "data" / "trajectories"
@@ -28,6 +30,7 @@ def _tau2_load(path: Path):
     return Results.load(path)
 
 
+@pytest.mark.slow
 def test_imported_run_round_trips_through_tau2s_format(tmp_path):
     from tauguard.runs.store import load_run
 
@@ -52,6 +55,7 @@ def test_imported_run_round_trips_through_tau2s_format(tmp_path):
     assert _tau2_load(out).simulations  # untouched
 
 
+@pytest.mark.slow
 def test_sim_run_exports_as_simulation_and_reimports_as_one(tmp_path):
     from tauguard.runs.store import load_run
 

@@ -60,6 +60,7 @@ def test_fields_the_tool_ignores_are_no_deviation():
     assert _projected({**real, "cabin": "business"}, gold) != gold
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL.exists(), reason="needs ../shared/trajectories")
 def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path, capsys, monkeypatch):
     from tauguard.cli.main import main

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tauguard.execution import lifecycle, simulate
-from tauguard.execution.forkpool import WorkerLost, available
+from tauguard.config import fork_available
+from tauguard.execution.engines import WorkerLost
 from tauguard.runs.store import iter_records
 
-pytestmark = pytest.mark.skipif(not available(), reason="the fork backend needs Linux")
+pytestmark = pytest.mark.skipif(not fork_available(), reason="the fork backend needs Linux")
 
 CONFIG = {"domains": ["airline"], "num_tasks": 20, "trials": 2, "faults": "realistic",
           "seed": 300, "strategy": "ledger"}
@@ -30,6 +31,7 @@ def _outcomes(run_dir: Path) -> dict[tuple, tuple]:
     return out
 
 
+@pytest.mark.slow
 def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     forked = lifecycle.run({**CONFIG, "workers": 2, "backend": "fork", "out": str(tmp_path), "name": "fork"})
     alone = lifecycle.run({**CONFIG, "workers": 1, "out": str(tmp_path), "name": "alone"})
@@ -39,6 +41,7 @@ def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
     assert sum(1 for v in a.values() if v[3]) > 0  # realistic faults were injected and must match too
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, monkeypatch):
     real = simulate.run_unit
 
@@ -89,7 +92,7 @@ def test_real_llm_units_run_on_threads_in_forked_workers(tmp_path: Path, monkeyp
 
 
 def test_sim_jobs_keep_a_tasks_trials_together_unless_workers_would_idle():
-    from tauguard.execution.batch import sim_jobs
+    from tauguard.execution.driver import sim_jobs
     from tauguard.execution.plan import UnitSpec
 
     def units(tasks: int, trials: int) -> list[UnitSpec]:

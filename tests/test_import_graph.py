@@ -13,18 +13,8 @@ import grimp
 
 # Each entry: the modules of one strongly connected component, as of the last measurement.
 KNOWN_CYCLES: list[frozenset[str]] = [
-    # execution's engines, forkpool and checks with config (the driver work breaks it)
-    frozenset({
-        "tauguard.config", "tauguard.execution.checks", "tauguard.execution.concurrency",
-        "tauguard.execution.engines", "tauguard.execution.engines.dask_engine",
-        "tauguard.execution.engines.driver", "tauguard.execution.engines.ray_engine",
-        "tauguard.execution.forkpool", "tauguard.execution.simulate",
-    }),
-    # the LLM call helper and the provider state it books into
-    frozenset({
-        "tauguard.dialogue", "tauguard.dialogue.llm", "tauguard.execution.provider", "tauguard.llm_call",
-        "tauguard.process.score", "tauguard.runs.records",
-    }),
+    # the LLM call helper and the provider state it books into (the perfllm work)
+    frozenset({"tauguard.execution.provider", "tauguard.llm_call"}),
     # probe sets built from imported trajectories, labelled by the classifier's real states
     frozenset({
         "tauguard.classifier.dataset", "tauguard.classifier.real_states", "tauguard.probes.build",
@@ -37,7 +27,8 @@ KNOWN_CYCLES: list[frozenset[str]] = [
     }),
     # metrics builds task tables on first use; the table's rows are metrics' types
     frozenset({"tauguard.analysis.metrics", "tauguard.analysis.task_table"}),
-    frozenset({"tauguard.runs.outcome_index", "tauguard.runs.store"}),
+    # compat builds environments through cow_env (function-level), cow_env uses compat's τ² names:
+    # compat is the one module that prepares the τ² import (log level, litellm's cost map)
     frozenset({"tauguard.tau2_adapter.compat", "tauguard.tau2_adapter.cow_env"}),
 ]
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import tauguard
 from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
@@ -27,6 +29,7 @@ def _responder(body: dict) -> dict:
     return {"content": "###STOP###", "usage": {"prompt_tokens": 60, "completion_tokens": 2}}
 
 
+@pytest.mark.slow
 def test_llm_agent_and_user_through_loopback_server(tmp_path: Path):
     with ScriptedLLMServer(_responder) as server:
         args = json.dumps({"agent": {"api_base": server.api_base}, "user": {"api_base": server.api_base}})

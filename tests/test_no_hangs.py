@@ -27,6 +27,7 @@ def _sigterm_is_default() -> bool:
     return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+@pytest.mark.slow
 def test_two_hundred_pool_cycles_under_the_runs_handler_do_not_hang():
     script = textwrap.dedent(f"""
         from joblib import Parallel, delayed

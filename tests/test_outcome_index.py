@@ -8,7 +8,7 @@ from tauguard.analysis.compare import compare_runs
 from tauguard.strategy_api.guard import GuardEvent, GuardUsage, Verdict
 from tauguard.analysis.metrics import run_task_outcomes, summarize_run
 from tauguard.runs.outcome_index import INDEX, TALLIES, unit_outcome
-from tauguard.process.score import ProcessCheck, ProcessReport
+from tauguard.process.model import ProcessCheck, ProcessReport
 from tauguard.runs.records import AttackInfo, InjectedFault, RoleUsage, TrialRecord
 from tauguard.runs.store import RECORDS, RecordWriter, load_run
 from tauguard.analysis.summary import summarize

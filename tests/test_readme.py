@@ -4,7 +4,7 @@ Its bash blocks (and the Python blocks that start with ``import tauguard``) are 
 each may use what an earlier one made. The fast tests check the sequence statically (no
 block is forgotten, no run name is made twice, every ``runs/...`` input is made earlier);
 the slow test runs every block, in order, in a fresh copy of the checkout. It takes minutes,
-so it runs when ``TAUGUARD_README=1`` (``.ci/run`` sets it):
+so it is marked slow and runs when ``TAUGUARD_README=1`` (``.ci/run`` sets it for the slow set):
 
     TAUGUARD_README=1 python -m pytest tests/test_readme.py -m slow
 """

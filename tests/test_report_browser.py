@@ -84,6 +84,7 @@ def full_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_full_size_report_stays_under_3_mb(full_report: Path) -> None:
     size = full_report.stat().st_size
     assert size < MAX_BYTES, f"{size} bytes"
@@ -103,6 +104,7 @@ def _run_chromium(exe: str, page: Path, tmp: Path, *extra: str) -> subprocess.Co
     return subprocess.run([exe, *flags, *extra, page.as_uri()], check=False, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(full_report: Path, tmp_path: Path) -> None:
     exe = _chromium()
     if exe is None:

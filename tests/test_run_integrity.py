@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli_helpers import REPO
@@ -87,6 +88,7 @@ def _shm_of(pid: int) -> list[Path]:
     return list(Path("/dev/shm").glob(f"joblib_memmapping_folder_{pid}_*"))
 
 
+@pytest.mark.slow
 def test_kills_locks_and_signals_leave_a_resumable_run(tmp_path: Path):
     run_dir = tmp_path / "r"
     runner = CliRunner()

@@ -12,9 +12,10 @@ from tauguard.sim.plan import gold_plan
 from tauguard.execution.simulate import run_unit
 
 
+@pytest.mark.slow
 def test_react_sim_passes_every_base_task_of_every_domain(tau2):
     """With all faults off, react + sim passes all 278 base tasks (see README for quirks)."""
-    from tauguard.execution.batch import execute
+    from tauguard.execution.driver import execute
 
     units = [make_unit(domain, task.id) for domain in tau2.DOMAINS for task in tau2.load_tasks(domain, "base")]
     records = [TrialRecord.model_validate(raw) for raw in execute(units, workers=2, backend="loky")]

@@ -36,6 +36,7 @@ def _wait_for(cond, timeout: float) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_calling_the_provider(tmp_path: Path, signum: int):
     with ScriptedLLMServer(_endless) as server:

@@ -207,7 +207,7 @@ def test_probes_from_run_replay_and_carry_label_source(runs):
 
 
 def test_compare_and_check_on_imported_runs(runs):
-    from tauguard.analysis.check import UnpairedRunsError, run_gate
+    from tauguard.analysis.gate import UnpairedRunsError, run_gate
     from tauguard.analysis.compare import compare_runs
     from tauguard.runs.store import load_run
 

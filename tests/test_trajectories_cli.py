@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import tauguard
 
 DATA = Path(__file__).resolve().parent / "data" / "trajectories"
 CLAUDE = DATA / "airline_claude_subset.json.gz"
 
 
+@pytest.mark.slow
 def test_import_show_audit(tmp_path):
     missing = tauguard("import", str(tmp_path / "nope.json"), "--out", str(tmp_path))
     assert missing.returncode == 2 and missing.stderr.strip().startswith("error: cannot read")

@@ -128,7 +128,8 @@ def bootstrap_mean_distributions(
             # from one over a single column, and a column's CI must not depend on its neighbours.
             for j in range(v.shape[1]):
                 totals[start:stop, j] += drawn @ rows[:, j]
-    return totals / v.shape[0]
+    means: np.ndarray = totals / v.shape[0]
+    return means
 
 
 def bootstrap_mean_distribution(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,7 +49,7 @@ class LabelledWrite(BaseModel):
     relabelled_by: str | None = None  # e.g. "adjudication-2026-12-02"
 
 
-def _reward(sim: dict) -> float | None:
+def _reward(sim: dict[str, Any]) -> float | None:
     info = sim.get("reward_info") or {}
     value = info.get("reward") if isinstance(info, dict) else None
     return float(value) if isinstance(value, (int, float)) else None

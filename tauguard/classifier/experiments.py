@@ -15,12 +15,13 @@ Every function is deterministic for a seed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
 from tauguard.classifier.clauses import clause_pool
-from tauguard.classifier.dataset import ProbeSet, check_disjoint
+from tauguard.classifier.dataset import LabelledState, ProbeSet, check_disjoint
 from tauguard.classifier.metrics import LABELS, PairedDelta, Scores, paired_delta, score
 from tauguard.classifier.model import Artifact, PolicyInput, inputs, policy_for, train_artifact
 from tauguard.classifier.retrieval import Retriever, make_retriever
@@ -179,7 +180,7 @@ def retrieved_clause(artifact: Artifact, example: Any) -> str | None:
 
 # The paper's leak check (§3 "not a leaked label"; Appendix B): does the clause alone give the
 # label away? Each baseline sees only the named field of the state.
-LEAK_BASELINES = {
+LEAK_BASELINES: dict[str, Callable[[LabelledState, str | None], str]] = {
     "clause id only": lambda ex, cid: cid or "(none)",
     "tool + clause id": lambda ex, cid: f"{ex.state.action.name} {cid or '(none)'}",
 }

@@ -81,7 +81,8 @@ def _macro_f1(confusions: np.ndarray) -> np.ndarray:
     predicted = c.sum(axis=-2)
     denom = support + predicted
     f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp, dtype=float), where=denom > 0)
-    return f1.sum(axis=-1) / len(LABELS)
+    macro: np.ndarray = f1.sum(axis=-1) / len(LABELS)
+    return macro
 
 
 def _task_weights(n_tasks: int, n_resamples: int, seed: int) -> np.ndarray:

@@ -86,7 +86,7 @@ def check(
     Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error.
     """
     from tauguard.analysis.compare import CompareError, load_runs
-    from tauguard.analysis.check import GateInputError, UnpairedRunsError, load_floors, run_gate
+    from tauguard.analysis.gate import GateInputError, UnpairedRunsError, load_floors, run_gate
     from tauguard.analysis.render import render_gate_json, render_gate_junit, render_gate_text
     from tauguard.runs.store import RunLoadError
 

@@ -47,7 +47,7 @@ def report(
 
     Runs still running or killed are shown as far as they got, marked PARTIAL.
     """
-    from tauguard.analysis.check import GateInputError, load_floors
+    from tauguard.analysis.gate import GateInputError, load_floors
     from tauguard.analysis.compare import load_runs
     from tauguard.report import ReportError, ReportOptions, build_report, write_report
     from tauguard.report.plots import PlotDependencyError

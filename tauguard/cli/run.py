@@ -217,8 +217,8 @@ def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, An
 def _execute(run_plan: Any, plain: bool, fmt: str, verbose: bool) -> None:
     from tauguard.execution import lifecycle
     from tauguard.execution.batch import RunWriteError
-    from tauguard.execution.forkpool import WorkerLost
-    from tauguard.execution.engines.driver import ClusterUnavailable
+    from tauguard.execution.driver import ClusterUnavailable
+    from tauguard.execution.engines import WorkerLost
     from tauguard.runs.store import RunFolderError
 
     run_dir = run_plan.run_dir

@@ -33,11 +33,11 @@ from pydantic import BaseModel
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_value, names_action, states
+from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_shares, states, values_at
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 2  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 3  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -130,9 +130,12 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
     menu = _menu(text)
     own, other = _action_words(domain, call, rule)
     topics: list[str] = []
-    for sentence in sentences(text):
+    # read line by line: a numbered option ("1. Upgrade both?") splits into sentences at its
+    # number, and its question is still one of the menu's options
+    lined = [(bool(_LIST_ITEM.match(line.replace("**", ""))), s) for line in text.splitlines() for s in sentences(line)]
+    for item, sentence in lined:
         question = sentence.endswith("?")
-        if (menu and question and _LIST_ITEM.match(sentence)) or "|" in sentence:
+        if (menu and question and (item or _LIST_ITEM.match(sentence))) or "|" in sentence:
             continue  # a menu's options; a table's cells ("| Cancellable?")
         if question:
             if _INFORMATION.search(sentence) or _FACT.search(sentence) and not _PROCEED.search(sentence):
@@ -212,7 +215,9 @@ def _questionnaire(text: str, about: About) -> bool:
             continue
         if about(sentence, None) in ("sibling", "other"):
             continue
-        if _WH.search(re.split(r"[:;\u2014]", sentence)[-1]) or _DETAIL.search(sentence):
+        # the question after a label ("Travel insurance: would you like to add it?") is the one asked
+        last_clause = re.split(r"[:;\u2014]", sentence)[-1]
+        if _WH.search(last_clause) or _DETAIL.search(sentence) or _DETAIL.search(last_clause.strip()):
             asked += 1
     return asked >= 2
 
@@ -344,7 +349,7 @@ class CompiledJudge:
         about = sentence_about(domain, call, rule, facts, statement.text)
         if polarity(reply.text, about) != "yes":
             return False
-        if not asks_go_ahead(statement.text, call, rule, domain):
+        if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
             return False
         if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
             return False  # the answers complete the action: it was not yet stated as it is made
@@ -384,10 +389,12 @@ class CompiledJudge:
         reply_at = turns[j].position
         for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
-                # the write failed and the agent put it to the user again (a revised plan): the
-                # earlier yes is superseded by the answer to the new statement
+                # the write failed and the agent put it to the user again with other details (a
+                # revised plan): the earlier yes is superseded by the answer to the new statement;
+                # a revision that states this write as before leaves its details, and the yes, as they were
                 if k + 1 < len(turns) and turns[k + 1].role == "user" and _failed_between(view, call, reply_at, later.position) \
-                        and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule):
+                        and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule) \
+                        and not _restated(later.text, call, rule, view, turns, j, k):
                     return False
                 continue
             if polarity(later.text, about) in ("no", "conditional"):
@@ -402,6 +409,36 @@ class CompiledJudge:
                 if result is not None and not result.error:
                     return False  # this very thing was already made with it: a second one needs its own yes
         return True
+
+
+def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
+    """Whether the user takes up an offer of the action by restating it: the agent's turn asks a
+    question that is no request for a go-ahead (which option, what the user prefers), the reply asks for this action naming every
+    value the contract lists by value ("Yes, please go ahead and send the $50 certificate"), and
+    the agent does not put the action to the user again before making it (then that later yes
+    is the confirmation, and the first reply was a choice)."""
+    if "?" not in turns[i].text or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
+        return False  # no question, or one asking the go-ahead of something else
+    values = [v for path in rule.conveys for v in values_at(call.arguments, path.split("."))
+              if v is not None and not isinstance(v, bool) and v != ""]
+    if not values or not all(mentions_value(turns[j].text, str(v)) for v in values):
+        return False
+    return not any(t.role == "agent" and asks_go_ahead(t.text, call, rule, domain) and names_action(t.text, call, rule)
+                   for t in turns[j + 1 :])
+
+
+def _restated(revision: str, call: ToolCallView, rule: Confirmation, view: DialogueView, turns: list[Turn], j: int, k: int) -> bool:
+    """Whether a revised plan (turn ``k``) leaves ``call`` as the statement answered at ``j`` had it:
+    the revision, read with the agent's turns since that statement, states the call, and that
+    statement (or its reply) already said what the call pays in total."""
+    if not states(revision, call, rule, view, [t.text for t in turns[:k]], facts_of(view),
+                  earlier=[t.text for t in turns[j - 1 : k] if t.role == "agent"]):
+        return False
+    shares = payment_shares(call)
+    if not shares or None in shares:
+        return True
+    answered = turns[j - 1].text + "\n" + turns[j].text
+    return mentions_number(answered, abs(sum(a for a in shares if a is not None)))
 
 
 def _same_target(a: ToolCallView, b: ToolCallView) -> bool:

@@ -100,6 +100,10 @@ _TERMS = re.compile(
     r"\bis (?:that|this|it) (?:possible|doable|allowed|ok(?:ay)?)\b|\bconfirm (?:that'?s|that is|it'?s) possible\b|\b(?:does|would|will) that work\b",
     re.IGNORECASE,
 )
+# A question back proposing another way of paying or refunding ("could you refund it to a new
+# gift card instead of PayPal?"); one about a side matter ("text them to me instead?") is not.
+_INSTEAD = re.compile(r"\b(instead|rather than)\b", re.IGNORECASE)
+_MONEY_TERMS = re.compile(r"\b(refund\w*|charg\w*|pay\w*|card|gift ?card|credit|certificate|price|cost)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
 
 
@@ -212,8 +216,10 @@ def _verdict(said: list[str]) -> Polarity:
         return "conditional"
     if conditional:
         return "conditional"
-    if yes and any(_is_question(s) and _TERMS.search(s) for s in said):
-        return "question"  # "Go ahead, but could you confirm there won't be any fees?"
+    if yes and any(_is_question(s) and (_TERMS.search(s) or (_INSTEAD.search(s) and _MONEY_TERMS.search(s))) for s in said):
+        # "Go ahead, but could you confirm there won't be any fees?"; "... could you refund it to
+        # a new gift card instead of PayPal?": the yes waits on the answer
+        return "question"
     if yes:
         return "yes"
     return "question" if question else "none"

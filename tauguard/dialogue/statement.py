@@ -220,6 +220,15 @@ def _item_described(text: str, item: dict[str, Any]) -> bool:
     return found == len(options) or (found >= 2 and found >= len(options) - 1)
 
 
+def _other_item_chosen(reply: str | None, call: ToolCallView, facts: Facts) -> bool:
+    """Whether the reply names by id a known item the call does not use ("use item 3778566150"):
+    the user chose that one, so a description that fits the call's item does not convey it."""
+    if not reply:
+        return False
+    used = {str(v) for key in ("item_ids", "new_item_ids") for v in call.arguments.get(key) or []}
+    return any(i not in used and re.search(r"(?<!\d)" + re.escape(i) + r"(?!\d)", reply) for i in facts.items)
+
+
 def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
     """Whether ``value`` is what the write's target already has (so the statement need not say it)."""
     target = call.arguments.get("reservation_id") or call.arguments.get("order_id")
@@ -231,7 +240,8 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
         current = [f.get("flight_number") for f in record.get("flights") or [] if isinstance(f, dict)]
         return value in current
     if head == "cabin":
-        return record.get("cabin") == value
+        same: bool = record.get("cabin") == value  # JSON values: == is a bool
+        return same
     if head == "passengers":
         current = [p.get(path.split(".")[-1]) for p in record.get("passengers") or [] if isinstance(p, dict)]
         return value in current
@@ -251,7 +261,9 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     current = {str(f.get("flight_number")).upper() for r in facts.records.values()
                for f in r.get("flights") or [] if isinstance(f, dict)}
     ignore = facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
-    for line in statement.splitlines():
+    target = facts.records.get(str(call.arguments.get("reservation_id")))
+    kept = target is not None and flights <= {str(f.get("flight_number")).upper() for f in target.get("flights") or [] if isinstance(f, dict)}
+    for line in _own_step(statement, flights, kept):
         # a reservation id can look like a flight number (BOH180): only other flights count
         others = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", line)} - ignore - flights - current
         if others and not _OLD_OR_OTHER_STEP.search(line):
@@ -260,6 +272,31 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
 
 
 _FLIGHT = re.compile(r"\b[A-Za-z]{3}\d{3}\b")
+_STEP = re.compile(r"^\W*step \d+\b", re.IGNORECASE)
+
+
+def _own_step(statement: str, flights: set[str], kept: bool = False) -> list[str]:
+    """The lines of ``statement`` that can offer alternatives to this write's flights.
+
+    A plan in steps ("Step 1 - upgrade the cabin (same flights HAT202, HAT232)", "Step 2 - change
+    to HAT041") is a sequence, not a menu: when one step names all of the write's flights, the
+    other steps' flights belong to other writes; when the write keeps its reservation's flights
+    (``kept``: a cabin change) and no step names them, the steps that name flights are the others.
+    Without steps, every line counts.
+    """
+    lines = statement.replace("**", "").splitlines()
+    steps: list[list[str]] = [[]]
+    for line in lines:
+        if _STEP.match(line):
+            steps.append([])
+        steps[-1].append(line)
+    if len(steps) < 3:  # fewer than two steps: no plan in steps
+        return lines
+    named = [{m.upper() for line in s for m in _FLIGHT.findall(line)} for s in steps[1:]]
+    own = [s for s, n in zip(steps[1:], named) if flights <= n]
+    if not own and kept:
+        return steps[0] + [line for s, n in zip(steps[1:], named) if not n for line in s]
+    return steps[0] + [line for s in own for line in s] if len(own) == 1 else lines
 # A line of a list or a table: an option among others, not the one the agent singles out.
 _LISTED = re.compile(r"^\s*(?:[-*\u2022|]|\d+[.)]|[A-Za-z][.)]\s|option \w+\s*[:\u2014-])", re.IGNORECASE)
 
@@ -308,7 +345,7 @@ def _kind(method: str, facts: Facts) -> str:
     return str(facts.method_info.get(method, {}).get("source") or re.sub(r"_\d+$", "", method))
 
 
-def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, said: list[str]) -> bool:
+def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earlier: list[str], reply: str | None) -> bool:
     """Whether the statement gives this write another kind of payment than the call's.
 
     Compared by kind (a card, a gift card, a certificate, PayPal), which is what a user hears
@@ -316,8 +353,11 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, said
     several targets, its last line naming only this write's target and a payment says how it is
     paid ("NM1VX1: gift_card_5094406 ($274) + Visa ($210)"); the call must pay with those kinds,
     unless the agreeing reply names the call's. Otherwise every kind the call uses must have been
-    named (in the statement, the exchange before it, or the reply), if any kind was.
+    named, if any kind was: in the statement or the reply when the statement names a payment
+    (what the user agrees to is the statement's payment: a certificate alone, not a certificate
+    and a card), else in the exchange before it.
     """
+    said = [*earlier, *([reply] if reply else [])]
     used = {_kind(m, facts) for m in payment_ids(call)}
     if not used:
         return False
@@ -329,8 +369,50 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, said
                and _kinds(line)]
         if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
             return True
-    named = set().union(*(_kinds(t) for t in [statement, *said]))
+    stated = _kinds(statement)
+    if stated:
+        return not used <= stated | (_kinds(reply) if reply else set())
+    named = set().union(*(_kinds(t) for t in said))
     return bool(named) and not used <= named
+
+
+def _split_unstated(call: ToolCallView, texts: list[str], reply: str | None, facts: Facts) -> bool:
+    """Whether the call splits its payment over several methods and some share is not said.
+
+    A split ("$500 certificate, $198 gift card, $44 Mastercard") is what the user agrees to:
+    the same methods with other shares are another payment. The last share may go unsaid when
+    the user's reply orders every method of the call, by value, as the call uses them ("use
+    gift_card_7359776 first, then gift_card_7773485 for the rest"): the last one takes the rest.
+    """
+    shares = payment_shares(call)
+    if len(shares) < 2:
+        return False
+    said = "\n".join(texts)
+    # a negative share is a refund to that method, said as a positive sum ("a $15 refund to your card")
+    unsaid = [k for k, a in enumerate(shares) if a is None or not mentions_number(said, abs(a))]
+    if not unsaid:
+        return False
+    return unsaid != [len(shares) - 1] or not _ordered_by_user(reply or "", payment_ids(call), facts)
+
+
+def _ordered_by_user(reply: str, methods: list[str], facts: Facts) -> bool:
+    """Whether ``reply`` names each payment method by value, in the order given."""
+    at = [_first_mention(reply, m, facts) for m in methods]
+    return all(a is not None for a in at) and at == sorted(at)  # type: ignore[type-var]
+
+
+def _first_mention(text: str, method: str, facts: Facts) -> int | None:
+    """Where ``text`` first names ``method`` by value (its id, or its last four digits), if it does."""
+    info = facts.method_info.get(method, {})
+    needles = [method, *([str(info["last_four"])] if info.get("last_four") else [])]
+    found = [m.start() for n in needles for m in re.finditer(r"(?<![A-Za-z0-9])" + re.escape(n) + r"(?![A-Za-z0-9])", text)]
+    return min(found) if found else None
+
+
+def payment_shares(call: ToolCallView) -> list[float | None]:
+    """The amounts a write charges each of its ``payment_methods`` (None where not a number)."""
+    shares = [m.get("amount") for m in call.arguments.get("payment_methods") or [] if isinstance(m, dict)]
+    return [float(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else None for a in shares]
 
 
 def _renamed(call: ToolCallView, facts: Facts) -> bool:
@@ -386,8 +468,10 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
     lacking: list[str] = []
     if _alternatives(statement, call, facts) and not _singled_out(statement, reply, call):
         return ["flights.*.flight_number"]
-    if _payment_contradicted(statement, call, facts, [*(earlier or []), *([reply] if reply else [])]):
+    if _payment_contradicted(statement, call, facts, earlier or [], reply):
         return ["payment"]  # not a path the user must see, but the statement must not say another
+    if _split_unstated(call, [statement, reply or ""], reply, facts):
+        return ["payment_methods.*.amount"]
     if any(p.startswith("passengers.") for p in rule.conveys):
         passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
         if not all(_unchanged_passenger(p, call, facts) or _passenger_conveyed(statement, p, facts, renamed=_renamed(call, facts))
@@ -413,7 +497,7 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
                 break
             if before and mentions_value(before, text, facts.methods):
                 continue
-            if path.endswith("item_ids.*") and text in facts.items and (
+            if path.endswith("item_ids.*") and text in facts.items and not _other_item_chosen(reply, call, facts) and (
                 _item_described(statement, facts.items[text]) or _item_described(before, facts.items[text])
             ):
                 continue

@@ -1,8 +1,6 @@
-"""Executing a planned run: schedule (task, trial) units over a joblib backend and stream
-each returned record to the run's one writer.
-
-The parent process hands small descriptors to joblib workers and appends each returned
-record to the run's JSONL as it arrives. Units that already have an error-free record are
+"""Executing a planned run: the pending (task, trial) units go to the driver
+(:mod:`tauguard.execution.driver`), and each record it streams back is appended to the run's
+JSONL by the run's one writer as it arrives. Units that already have an error-free record are
 skipped, so a run killed at any moment resumes with no lost and no duplicated unit.
 """
 
@@ -18,9 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tauguard.config import RunConfig
-from tauguard.execution.forkpool import FORK, WorkerLost
-from tauguard.execution.plan import UnitSpec, by_task, deal
-from tauguard.execution.processes import Terminated, clean_joblib_folders, exit_with_parent, sigterm_as_interrupt
+from tauguard.execution.concurrency import threaded
+from tauguard.execution.driver import execute
+from tauguard.execution.engines import WorkerLost
+from tauguard.execution.plan import UnitSpec
+from tauguard.execution.processes import Terminated, clean_joblib_folders, sigterm_as_interrupt
 from tauguard.runs.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.runs.store import RecordWriter, RunLock, completed_keys, write_manifest
@@ -81,126 +81,6 @@ class Progress:
     def pass_rate(self) -> float | None:
         """Share of scored units that passed so far."""
         return self.passed / self.scored if self.scored else None
-
-
-def execute(
-    pending: list[UnitSpec], workers: int, backend: str, concurrency: int | None = None, threaded: bool = False,
-    may_start: Callable[[], bool] | None = None, address: str | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Run units in parallel, yielding records as they finish.
-
-    ``threaded`` (a real LLM is in play): ``concurrency`` simulations in flight as threads,
-    in this process (``workers`` 1) or in ``workers`` processes (see ``concurrency``).
-    Otherwise (sim mode, CPU bound) units are grouped by task over joblib processes: one
-    job runs a task's pending trials, so the worker's per-task caches serve every trial.
-    ``ray``/``dask`` run the same jobs on a cluster (at ``address``, or a local one).
-    """
-    from tauguard.execution import concurrency as cc
-    from tauguard.execution.simulate import run_units
-
-    if not pending:
-        return iter(())
-    if backend == FORK and workers > 1:
-        return _forked(pending, workers, concurrency, threaded, may_start)
-
-    from tauguard.execution.engines import is_cluster, run_on_cluster
-
-    if is_cluster(backend):
-        return run_on_cluster(backend, pending, workers, address, threaded, concurrency, may_start)
-    if threaded:
-        inflight = concurrency or cc.default_concurrency(workers, True)
-        if workers == 1 or backend == "threading" or inflight <= 1:
-            return cc.run_threads(pending, inflight, may_start)
-        return cc.run_processes_of_threads(pending, workers, inflight, backend)
-    jobs = by_task(pending)
-    if workers == 1:
-        return (rec for job in jobs for rec in run_units(job))
-    # joblib (and the numpy it imports) only where its backends run the units: a forked or
-    # one-process sim run never imports it.
-    from joblib import Parallel, delayed
-
-    for return_as in ("generator_unordered", "generator"):
-        with _worker_setup(backend):
-            try:
-                parallel = Parallel(n_jobs=workers, backend=backend, return_as=return_as, batch_size=1)
-            except ValueError:
-                continue  # this backend cannot stream results this way
-            batches = parallel(delayed(run_units)(job) for job in jobs)
-        return (rec for batch in batches for rec in batch)
-    return _chunked(jobs, workers, backend)
-
-
-class _Stream:
-    """Records from a fork pool; closing it stops the workers (at once if not exhausted)."""
-
-    def __init__(self, pool: Any, records: Iterator[dict[str, Any]]) -> None:
-        self._pool, self._records, self._finished = pool, records, False
-
-    def __iter__(self) -> "_Stream":
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        try:
-            return next(self._records)
-        except StopIteration:
-            self._finished = True
-            raise
-
-    def close(self) -> None:
-        """Stop the workers."""
-        self._pool.close(cancel=not self._finished)
-
-
-def _forked(
-    pending: list[UnitSpec], workers: int, concurrency: int | None, threaded: bool,
-    may_start: Callable[[], bool] | None,
-) -> Iterator[dict[str, Any]]:
-    # Warm this process, then fork: workers share the warm state (see forkpool).
-    from tauguard.execution import concurrency as cc
-    from tauguard.execution.forkpool import ForkPool
-    from tauguard.execution.simulate import prepare
-
-    prepare(pending)
-    if threaded:
-        inflight = concurrency or cc.default_concurrency(workers, True)
-        shares = deal(pending, min(workers, inflight))
-        pool = ForkPool(len(shares))
-        threads = max(1, inflight // len(shares))
-        return _Stream(pool, pool.run(shares, threads, may_start))
-    pool = ForkPool(workers)
-    return _Stream(pool, pool.run(sim_jobs(pending, workers), 1, may_start))
-
-
-def sim_jobs(pending: list[UnitSpec], workers: int) -> list[list[UnitSpec]]:
-    """Sim-mode jobs: a task's trials together (one worker's per-task caches serve them all),
-    split into smaller jobs, down to single (task, trial) units, when there are too few tasks
-    to keep every worker busy (e.g. one task with many trials)."""
-    size = max(1, -(-len(pending) // (4 * workers)))
-    return [units[i : i + size] for units in by_task(pending) for i in range(0, len(units), size)]
-
-
-def _worker_setup(backend: str) -> Any:
-    """For loky, every worker watches the run's process from its start (not only once it gets a
-    job): an idle worker would otherwise outlive a killed run for loky's 300 s idle timeout."""
-    if backend != "loky":
-        return contextlib.nullcontext()
-    from joblib import parallel_config
-
-    return parallel_config(backend="loky", initializer=exit_with_parent, initargs=(os.getpid(),))
-
-
-def _chunked(jobs: list[list[UnitSpec]], workers: int, backend: str) -> Iterator[dict[str, Any]]:
-    # Backends that only return lists (multiprocessing): small chunks keep records flowing
-    # to disk instead of all arriving at the end.
-    from joblib import Parallel, delayed
-
-    from tauguard.execution.simulate import run_units
-
-    size = max(workers * 2, 1)
-    with Parallel(n_jobs=workers, backend=backend) as parallel:
-        for i in range(0, len(jobs), size):
-            for batch in parallel(delayed(run_units)(job) for job in jobs[i : i + size]):
-                yield from batch
 
 
 def record_cost(record: TrialRecord) -> float:
@@ -287,11 +167,9 @@ def run_batch(
         stream: Iterator[dict[str, Any]] = iter(())
         try:
             with sigterm_as_interrupt():
-                from tauguard.execution.concurrency import threaded
-
                 is_threaded = threaded(config.agent_llm, config.user_llm, config.guard_llm)
                 # Workers are started (forked) before the caller's progress display starts
-                # its thread (see forkpool).
+                # its thread (see engines.fork).
                 if budget.may_start():
                     stream = execute(
                         pending, config.workers, config.backend, config.concurrency, is_threaded, budget.may_start,
@@ -340,7 +218,7 @@ def run_batch(
         finally:
             close = getattr(stream, "close", None)
             if close is not None:
-                close()  # stops joblib's workers instead of letting them finish queued jobs
+                close()  # stops the engine's workers instead of letting them finish queued jobs
             manifest.wall_time_s += time.perf_counter() - start
             manifest.updated_at = now_iso()
             # After a stop (disk full, read-only, an interrupt) these may fail too: the

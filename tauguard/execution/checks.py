@@ -14,30 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from tauguard.errors import TauguardInputError
-from tauguard.config import SIM, RunConfig
+from tauguard.config import FORK, SIM, RunConfig, fork_available
+from tauguard.execution.error_line import first_line
 
 
 class PlanError(TauguardInputError):
     """The run cannot be planned (bad task id, option, model, folder...); one line for the user."""
-
-
-def first_line(exc: BaseException) -> str:
-    """A one-line description of an exception (a validation error names field, value and
-    rule), with credential values and URL userinfo scrubbed (the value may be an address
-    with a password in it)."""
-    from pydantic import ValidationError
-
-    from tauguard.secrets import scrub
-
-    if isinstance(exc, ValidationError) and exc.errors():
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or exc.title
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        return scrub(f"invalid option '{loc}' ({err.get('input')!r}): {msg}")
-    for line in str(exc).splitlines():
-        if line.strip():
-            return scrub(line.strip())
-    return type(exc).__name__
 
 
 def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None) -> None:
@@ -149,25 +131,14 @@ def missing_credentials(config: RunConfig) -> list[tuple[str, str, list[str]]]:
     return missing
 
 
-def known_backends() -> list[str]:
-    """Backend names: tauguard's ``fork`` (where the platform forks) and joblib's registered ones."""
-    from joblib import parallel
-
-    from tauguard.execution.forkpool import FORK, available
-
-    names = set(parallel.BACKENDS) | set(getattr(parallel, "EXTERNAL_BACKENDS", {}))
-    return sorted(names | ({FORK} if available() else set()))
-
-
 def check_backend(backend: str, address: str | None = None) -> None:
-    """The backend exists (a joblib backend, or a cluster engine whose extra is installed);
+    """The backend is one an engine runs (a cluster engine only with its extra installed);
     ``--address`` goes with a cluster engine only."""
-    from tauguard.execution.engines import CLUSTER_BACKENDS, is_cluster, missing_extra
-    from tauguard.execution.forkpool import FORK, available
+    from tauguard.execution.engines import backend_names, is_cluster, missing_extra
 
-    if backend == FORK and available() and address is None:
-        return  # tauguard's own backend: listing joblib's would import joblib for nothing
-    allowed = sorted(set(known_backends()) | set(CLUSTER_BACKENDS))
+    if backend == FORK and fork_available() and address is None:
+        return
+    allowed = backend_names()
     if backend not in allowed:
         raise PlanError(f"unknown --backend '{backend}'; allowed: {', '.join(allowed)}")
     if is_cluster(backend):

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tauguard.config import ConfigError, RunConfig, resolve_config
+from tauguard.config import FORK, ConfigError, RunConfig, resolve_config
 from tauguard.execution.batch import Progress, recorded_cost, run_batch
 from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.engines import describe as describe_engine
 from tauguard.execution.engines import is_cluster
-from tauguard.execution.forkpool import FORK
 from tauguard.execution.checks import (
     PlanError,
     check_backend,
@@ -28,9 +27,9 @@ from tauguard.execution.checks import (
     check_resume_bounds,
     check_strategy,
     check_workers,
-    first_line,
     load_fault_profile,
 )
+from tauguard.execution.error_line import first_line
 from tauguard.execution.manifest import default_run_id, new_manifest, resolve_tasks, versions
 from tauguard.runs.records import Manifest, TrialRecord
 from tauguard.secrets import drop_redacted, remember_config_secrets

@@ -136,7 +136,7 @@ class RetryPolicy:
         exponential backoff with equal jitter."""
         if retry_after is not None:
             return min(self.cap_s, retry_after) + self.rng.uniform(0, 0.1 * self.base_s)
-        ceiling = min(self.cap_s, self.base_s * 2**attempt)
+        ceiling: float = min(self.cap_s, self.base_s * 2**attempt)  # int ** int is Any to mypy (a negative exponent gives a float)
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 
 

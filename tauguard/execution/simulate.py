@@ -19,7 +19,6 @@ from tauguard.strategy_api.guard import Strategy
 from tauguard.process import score_record
 from tauguard.runs.records import InjectedFault, RoleUsage, TrialRecord, is_success
 from tauguard.execution.plan import UnitSpec
-from tauguard.execution.processes import exit_with_parent
 from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None
@@ -275,11 +274,3 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         error = scrub(f"{type(exc).__name__}: {exc}\n{tb}")
         record = TrialRecord(**base, error=error, duration_s=time.perf_counter() - start)
     return record.model_dump(mode="json")
-
-
-def run_units(specs: list[UnitSpec]) -> list[dict[str, Any]]:
-    """Run several units in this worker (the trials of one task: its cached gold-side state
-    and plan are reused)."""
-    if specs:
-        exit_with_parent(specs[0].parent_pid)
-    return [run_unit(spec) for spec in specs]

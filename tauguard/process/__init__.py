@@ -10,11 +10,9 @@ process_valid^k, tauguard's extension (a pass^k of the same event; the paper's r
 Imports neither tau2 nor litellm.
 """
 
+from tauguard.process.model import RUBRIC_VERSION, ProcessCheck, ProcessReport
 from tauguard.process.rubric import DomainRubric, load
 from tauguard.process.score import (
-    RUBRIC_VERSION,
-    ProcessCheck,
-    ProcessReport,
     conversation_from_messages,
     record_process,
     score_conversation,

@@ -36,56 +36,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.domains.contract import DomainContract, Entity, WriteContract
+from tauguard.process.model import CheckName, ProcessCheck, ProcessReport
 from tauguard.process.rubric import DomainRubric, closed_values, load
 
-RUBRIC_VERSION = 5  # bump on any change of a check or of a write contract (stored on each report)
 TRANSFER_TOOL = "transfer_to_human_agents"
-CheckName = Literal[
-    "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal",
-    "blocked_write",
-]
-CHECKS: tuple[CheckName, ...] = (
-    "identify", "target_read", "confirmation", "closed_reason", "diagnose_first", "verify_after", "no_write_after_refusal",
-    "blocked_write",
-)
 # The sim agent's refusal (tauguard.sim.texts.cannot_do) names the tool.
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
-
-
-class ProcessCheck(BaseModel):
-    """One applicable check that failed (stored), or held (counted only)."""
-
-    check: CheckName
-    clause_id: str
-    step: int  # conversation event index of the call the check is about
-    tool: str | None = None
-    detail: str = ""
-
-
-class ProcessReport(BaseModel):
-    """A trial's process rubric: applicable and satisfied checks, the failures with clause ids."""
-
-    rubric_version: int = RUBRIC_VERSION
-    judge: str = ""  # the dialogue judge that scored the confirmation checks (name/version; "" before v3)
-    applicable: int = 0
-    satisfied: int = 0
-    failures: list[ProcessCheck] = Field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        """Whether every applicable check holds."""
-        return not self.failures
-
-    @property
-    def blocked(self) -> int:
-        """Writes the task needed that a guard held and that never executed (``blocked_write`` failures)."""
-        return sum(1 for f in self.failures if f.check == "blocked_write")
 
 
 # --------------------------------------------------------------------------- the trace

@@ -5,7 +5,7 @@
   once per domain;
 - pass^k / ASR@k: :mod:`tauguard.analysis.metrics` (bands from :mod:`tauguard.report.curves`);
 - faults, guard verdicts, cost: :func:`tauguard.analysis.summary.summarize`;
-- gates: :func:`tauguard.analysis.check.run_gate` when floors or a baseline run are given.
+- gates: :func:`tauguard.analysis.gate.run_gate` when floors or a baseline run are given.
 
 Pure library: imports neither tau2 nor litellm.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard import __version__
-from tauguard.analysis.check import FloorsConfig, GateMode, run_gate
+from tauguard.analysis.gate import FloorsConfig, GateMode, run_gate
 from tauguard.analysis.compare import SIMULATION_NOTE, CompareError, compare_runs
 from tauguard.analysis.metrics import (
     KMetricKind,

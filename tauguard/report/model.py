@@ -131,7 +131,7 @@ class GuardNote(BaseModel):
     fault_id: str | None = None
 
 
-class Step(BaseModel):
+class ReportMessage(BaseModel):
     """One message of a trial's conversation, with the guard events around it."""
 
     role: str  # assistant / user / tool
@@ -152,7 +152,7 @@ class TrialView(BaseModel):
     termination: str | None
     error: str | None = None
     faults: list[str] = Field(default_factory=list)
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[ReportMessage] = Field(default_factory=list)
     trimmed: bool = False
 
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tauguard.report import plots
 from tauguard.report.model import Figure, ReportData
+
+if TYPE_CHECKING:  # jinja2 is imported lazily at run time, like matplotlib
+    import jinja2
 
 VERDICT_ORDER = ("ALLOW", "VERIFY", "REVISE", "BLOCK")
 
@@ -40,7 +43,7 @@ def draw_figures(data: ReportData) -> None:
                                      svg=plots.tactic_bars(data.tactics, run_ids))
 
 
-def _environment():  # -> jinja2.Environment (jinja2 is imported lazily, like matplotlib)
+def _environment() -> jinja2.Environment:
     try:
         import jinja2
     except ImportError:  # pragma: no cover - jinja2 ships with tauguard's dependencies

@@ -22,7 +22,7 @@ from typing import Any
 from tauguard.strategy_api.guard import GuardEvent
 from tauguard.analysis.metrics import trial_success
 from tauguard.runs.records import TrialRecord
-from tauguard.report.model import GuardNote, Step, TrialView
+from tauguard.report.model import GuardNote, ReportMessage, TrialView
 
 TEXT_LIMIT = 600
 TOOL_RESULT_LIMIT = 160
@@ -48,7 +48,8 @@ def clause_text(event: GuardEvent) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
         if isinstance(value, dict) and isinstance(value.get("text"), str):
-            return value["text"].strip()
+            text: str = value["text"]  # checked a str just above
+            return text.strip()
     match = _CLAUSE_RE.search(event.reason or "")
     return match.group("text").strip() if match else None
 
@@ -105,7 +106,7 @@ def trial_view(record: TrialRecord) -> TrialView:
         starts.append(position)
         position += _wrapper_width(msg)
     trimmed = False
-    steps: list[Step] = []
+    steps: list[ReportMessage] = []
     for msg in msgs:
         content = msg.get("content")
         if content is not None and not isinstance(content, str):
@@ -113,7 +114,7 @@ def trial_view(record: TrialRecord) -> TrialView:
         text, cut = _trim(content, TOOL_RESULT_LIMIT if msg.get("role") == "tool" else TEXT_LIMIT)
         trimmed = trimmed or cut
         calls = [f"{c.get('name')}({_args(c.get('arguments'))})" for c in msg.get("tool_calls") or []]
-        steps.append(Step(role=str(msg.get("role")), text=text, tool_calls=calls, error=bool(msg.get("error"))))
+        steps.append(ReportMessage(role=str(msg.get("role")), text=text, tool_calls=calls, error=bool(msg.get("error"))))
     for event in record.guard_events:
         if event.hook == "after_tool":
             continue  # observation only: no decision to show

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from pydantic import TypeAdapter, ValidationError
 
 from tauguard.process.score import record_process
-from tauguard.runs.records import TrialRecord, is_success
+from tauguard.runs.records import RECORDS, TrialRecord, is_success
 
 # The format's version is in the name: a reader never trusts an index of another format.
 INDEX = "outcomes-v1.jsonl"
@@ -206,8 +206,6 @@ def scan_records(
 ) -> tuple[list[IndexRow], list[RecordTally | None], int]:
     """The index rows and tallies of ``simulations.jsonl`` computed from the records, one line at a
     time (no record is kept; ``check`` sees each one), and the records' size in bytes."""
-    from tauguard.runs.store import RECORDS
-
     rows, tallies = [], []
     end = 0
     path = Path(run_dir) / RECORDS

@@ -24,9 +24,12 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from tauguard.strategy_api.guard import GuardEvent
-from tauguard.process.score import ProcessReport
+from tauguard.process.model import ProcessReport
 
 SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)
+# The run folder's two data files (the store writes them, the outcome index reads the records).
+MANIFEST = "manifest.json"
+RECORDS = "simulations.jsonl"
 CONVERSATION_Z = "simulation_z"
 
 # The one label of output made with the built-in sim model (manifest, summary, compare,

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
-from tauguard.runs.records import USAGE_ROLES, Manifest, TrialRecord, record_line
+from tauguard.runs.records import MANIFEST, RECORDS, USAGE_ROLES, Manifest, TrialRecord, record_line
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-MANIFEST = "manifest.json"
-RECORDS = "simulations.jsonl"
 LOCK = ".lock"
 _CREATING = ".creating-"  # suffix of a run folder being built: ".<run_id>.creating-<pid>"
 

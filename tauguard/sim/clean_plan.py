@@ -130,7 +130,7 @@ def confirmation_note(domain: str, db: Any, call: ToolCallView) -> str | None:
     return f"The price is ${plan.data_refueling_price_per_gb * amount:.2f} (${plan.data_refueling_price_per_gb:.2f} per GB)."
 
 
-def _key(call: ToolCallView) -> tuple[str, tuple]:
+def _key(call: ToolCallView) -> tuple[str, tuple[tuple[str, str], ...]]:
     return (call.name, tuple(sorted((k, str(v)) for k, v in call.arguments.items())))
 
 
@@ -162,7 +162,7 @@ def _build(domain: str, task: t2.Task, pristine: t2.Environment | None) -> list[
     tools = (pristine if pristine is not None else t2.task_environment(domain, task)).tools
     db = tools.db
     out: list[Step] = []
-    seen: set[tuple[str, tuple]] = set()  # reads done since the last write
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()  # reads done since the last write
     identified = False
     added = 0
     for pos, step in enumerate(plan):

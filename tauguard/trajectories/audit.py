@@ -374,7 +374,7 @@ def _audit_records(
         first_off_gold: dict[str, bool] = {}
 
         def on_write(name: str, step: int, call: ToolCallView, decision: GuardDecision, after: str | None, usage: GuardUsage,
-                     rec: TrialRecord = rec, gold: set = gold, passed: bool = passed, seen_first: dict = first_off_gold,
+                     rec: TrialRecord = rec, gold: set[tuple[str, str]] = gold, passed: bool = passed, seen_first: dict[str, bool] = first_off_gold,
                      errors: dict[str, bool] = errors) -> None:
             match = (call.name, canonical_arguments(call.arguments)) in gold
             first = False

@@ -61,7 +61,10 @@ def compare_results(recorded: str | None, replayed: str | None) -> tuple[bool, b
     """(equal, benign): equal as τ² compares; benign when equal up to pydantic's URL version."""
     if _parsed(recorded) == _parsed(replayed):
         return True, False
-    strip = lambda s: _PYDANTIC_URL.sub("https://errors.pydantic.dev/X/", s or "")  # noqa: E731
+
+    def strip(s: str | None) -> str:
+        return _PYDANTIC_URL.sub("https://errors.pydantic.dev/X/", s or "")
+
     return False, strip(recorded) == strip(replayed)
 
 

@@ -70,7 +70,7 @@ class GateContext:
 
     def peek(self, *parts: str) -> Fact:
         """The fact at ``parts`` whatever its state (scalars are recorded as evidence)."""
-        fact = self.ledger.lookup(*parts)
+        fact: Fact = self.ledger.lookup(*parts)  # ledger is Any: the domain's LedgerBase subclass
         if fact.state != "missing" and _is_small(fact.value):
             self.facts[fact.path] = fact.value if fact.fresh else {"stale": fact.value}
         return fact

@@ -56,7 +56,8 @@ def _method(ctx: GateContext, uid: str, pid: str) -> PaymentMethod | None:
         raise NeedFact(fact, ctx.hint("users", uid))
     if fact.state == "fresh":
         ctx.note(f"users/{uid}/payment_methods/{pid}/source", fact.value.source)
-        return fact.value
+        method: PaymentMethod = fact.value  # the ledger stores the profile's method model at this path
+        return method
     return None
 
 

@@ -14,15 +14,16 @@ from typing import Any
 import dask
 import distributed
 
-from tauguard.execution.checks import first_line
-from tauguard.execution.engines.driver import Job, JobLost, run_job
+from tauguard.execution.engines import JobOutput, ended_job
+from tauguard.execution.job import Job, job_records
 
 
 class DaskEngine:
-    """A Dask client running :func:`run_job` as futures (see ``driver.Engine``)."""
+    """A Dask client running jobs as futures (see :class:`~tauguard.execution.engines.Engine`)."""
 
     def __init__(self, address: str | None, workers: int, inflight: int, threaded: bool) -> None:
         self._cluster: Any = None
+        self._jobs: dict[Any, int] = {}  # future -> job id
         if address:
             self._client = distributed.Client(address, set_as_default=False)
             self._ended = distributed.as_completed(loop=self._client.loop)
@@ -48,35 +49,33 @@ class DaskEngine:
             self._cluster.close()
             raise
 
-    def submit(self, job: Job) -> Any:
+    def submit(self, job: Job) -> None:
         """Start the job as a future (never deduplicated: pure=False)."""
-        future = self._client.submit(run_job, job, pure=False)
+        future = self._client.submit(job_records, job, pure=False)
+        self._jobs[future] = job.id
         self._ended.add(future)
-        return future
 
-    def finished(self, handles: list[Any], timeout: float) -> list[Any]:
-        """Ended futures: at least one, or none after ``timeout``."""
+    def results(self, timeout: float) -> list[JobOutput]:
+        """Ended futures' records (at least one future, or none after ``timeout``); a future
+        whose worker died (KilledWorker) or that failed there ends its job ``lost``."""
         deadline = time.monotonic() + timeout
         while not self._ended.has_ready() and time.monotonic() < deadline:
             time.sleep(0.01)  # short naps: Ctrl-C and SIGTERM are handled between them
-        return self._ended.next_batch(block=False) if self._ended.has_ready() else []
+        ended = self._ended.next_batch(block=False) if self._ended.has_ready() else []
+        return [ended_job(self._jobs.pop(future), future.result, Exception) for future in ended]
 
-    def result(self, handle: Any) -> list[dict[str, Any]]:
-        """The future's records; JobLost when its worker died (KilledWorker) or it failed there."""
+    def stop_starting(self) -> None:
+        """Nothing to tell the futures: the driver submits no further job."""
+
+    def close(self, cancel: bool) -> None:
+        """Cancel queued and running futures; disconnect (and close the local cluster this
+        engine started)."""
         try:
-            return handle.result()
-        except Exception as exc:
-            raise JobLost(first_line(exc)) from None
-
-    def cancel(self, handles: list[Any]) -> None:
-        """Cancel queued and running futures."""
-        if handles:
-            self._client.cancel(handles, force=True)
-
-    def close(self) -> None:
-        """Disconnect (and close the local cluster this engine started)."""
-        try:
-            self._client.close()
+            if self._jobs:
+                self._client.cancel(list(self._jobs), force=True)
         finally:
-            if self._cluster is not None:
-                self._cluster.close()
+            try:
+                self._client.close()
+            finally:
+                if self._cluster is not None:
+                    self._cluster.close()

@@ -7,6 +7,7 @@ Imported only when the ray backend runs (the ``tauguard[ray]`` extra).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -16,15 +17,15 @@ from typing import Any, Iterator
 import ray
 from ray.exceptions import RayError
 
-from tauguard.execution.checks import first_line
-from tauguard.execution.engines.driver import Job, JobLost, run_job
+from tauguard.execution.engines import JobOutput, ended_job
+from tauguard.execution.job import Job, job_records
 
 # The local cluster's object store: records are small and taken as soon as they arrive.
 LOCAL_OBJECT_STORE_BYTES = 80 * 2**20
 
 
 class RayEngine:
-    """A Ray connection running :func:`run_job` as tasks (see ``driver.Engine``)."""
+    """A Ray connection running jobs as tasks (see :class:`~tauguard.execution.engines.Engine`)."""
 
     def __init__(self, address: str | None, workers: int, inflight: int, threaded: bool) -> None:
         self._owned = not ray.is_initialized()  # a library caller's own session is left alone
@@ -34,39 +35,40 @@ class RayEngine:
         # Real-LLM units wait on the network: several share a CPU. A job whose worker dies is
         # not retried here: its units stay pending for --resume, as with every backend.
         cpus = min(1.0, round(workers / max(1, inflight), 4)) if threaded else 1.0
-        self._remote = ray.remote(run_job).options(num_cpus=cpus, max_retries=0)
+        self._remote = ray.remote(job_records).options(num_cpus=cpus, max_retries=0)
+        self._jobs: dict[Any, int] = {}  # object ref -> job id
 
-    def submit(self, job: Job) -> Any:
+    def submit(self, job: Job) -> None:
         """Start the job as a Ray task."""
-        return self._remote.remote(job)
+        self._jobs[self._remote.remote(job)] = job.id
 
-    def finished(self, handles: list[Any], timeout: float) -> list[Any]:
-        """Ended tasks: at least one, or none after ``timeout``."""
-        ready, rest = ray.wait(handles, num_returns=1, timeout=timeout)
+    def results(self, timeout: float) -> list[JobOutput]:
+        """Ended tasks' records (at least one task, or none after ``timeout``); a task lost
+        with its worker or node ends its job ``lost``."""
+        refs = list(self._jobs)
+        if not refs:
+            return []
+        ready, rest = ray.wait(refs, num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
-        return ready
+        return [ended_job(self._jobs.pop(ref), functools.partial(ray.get, ref), RayError) for ref in ready]
 
-    def result(self, handle: Any) -> list[dict[str, Any]]:
-        """The task's records; JobLost when its worker or node died."""
+    def stop_starting(self) -> None:
+        """Nothing to tell the tasks: the driver submits no further job."""
+
+    def close(self, cancel: bool) -> None:
+        """Cancel the tasks still queued or running; disconnect (and stop the local cluster this
+        engine started)."""
         try:
-            return ray.get(handle)
-        except RayError as exc:
-            raise JobLost(first_line(exc)) from None
-
-    def cancel(self, handles: list[Any]) -> None:
-        """Cancel queued and running tasks."""
-        for handle in handles:
-            try:
-                ray.cancel(handle, force=True)
-            except RayError:
-                pass  # already ended
-
-    def close(self) -> None:
-        """Disconnect (and stop the local cluster this engine started)."""
-        if self._owned:
-            ray.shutdown()
+            for ref in self._jobs:
+                try:
+                    ray.cancel(ref, force=True)
+                except RayError:
+                    pass  # already ended
+        finally:
+            if self._owned:
+                ray.shutdown()
 
 
 def _connect(address: str | None, workers: int) -> None:

@@ -105,7 +105,8 @@ def _update_cost(db: Any, res: Any, cabin: str, flights: list[dict[str, str]]) -
         if not _bookable(db, info["flight_number"], info["date"], cabin, pax):
             return None
         total += _price(db, info["flight_number"], info["date"], cabin) * pax
-    return total - sum(seg.price for seg in res.flights) * pax
+    paid: int = sum(seg.price for seg in res.flights) * pax  # τ² is untyped: prices are ints
+    return total - paid
 
 
 def _pay_for_update(user: Any, preferred: str | None, amount: int) -> str | None:
@@ -115,11 +116,13 @@ def _pay_for_update(user: Any, preferred: str | None, amount: int) -> str | None
         method = user.payment_methods.get(pid)
         if method is None or method.source == "certificate":
             return False
-        return method.source != "gift_card" or method.amount >= amount
+        covers: bool = method.source != "gift_card" or method.amount >= amount  # τ² is untyped
+        return covers
 
     if preferred and usable(preferred):
         return preferred
     for source in ("credit_card", "gift_card"):
+        pid: str  # a τ² payment method id (τ² is untyped)
         for pid, method in user.payment_methods.items():
             if method.source == source and usable(pid):
                 return pid
@@ -137,7 +140,8 @@ def _rebalance(user: Any, payments: list[dict[str, Any]], new_total: int) -> lis
         method = user.payment_methods.get(p["payment_id"])
         if method is None or p["amount"] + delta < 1:
             return False
-        return method.source == "credit_card" or method.amount >= p["amount"] + delta
+        fits: bool = method.source == "credit_card" or method.amount >= p["amount"] + delta  # τ² is untyped
+        return fits
 
     order = sorted(payments, key=lambda p: user.payment_methods[p["payment_id"]].source != "credit_card")
     for p in order:

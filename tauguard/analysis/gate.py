@@ -1,4 +1,4 @@
-"""`tauguard check` logic: a CI gate against a baseline run and/or absolute floors.
+"""The gate of `tauguard check`: a CI gate against a baseline run and/or absolute floors.
 
 Baseline checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
 :data:`tauguard.analysis.metrics.METRICS`; default pass^k at the largest k every common task supports):
@@ -150,7 +150,7 @@ def load_floors(path: str | Path) -> FloorsConfig:
 # --------------------------------------------------------------------------- results
 
 
-class CheckResult(BaseModel):
+class GateCriterion(BaseModel):
     """One gate check (a JUnit test case)."""
 
     name: str
@@ -182,10 +182,10 @@ class GateReport(BaseModel):
     # Manifest fields pairing needs on which run and baseline differ (gated only with allow_unpaired).
     pairing: list[PairingDifference] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # dropped tasks, skipped lines, incomplete runs
-    checks: list[CheckResult]
+    checks: list[GateCriterion]
 
     @property
-    def failed(self) -> list[CheckResult]:
+    def failed(self) -> list[GateCriterion]:
         """The checks that failed."""
         return [c for c in self.checks if not c.passed]
 
@@ -193,7 +193,7 @@ class GateReport(BaseModel):
 # --------------------------------------------------------------------------- completeness
 
 
-def completeness_check(ref: RunRef, role: str) -> CheckResult:
+def completeness_check(ref: RunRef, role: str) -> GateCriterion:
     """Fail a run that is not completed or recorded fewer units than it planned.
 
     A run killed part-way (manifest still ``running``, or record lines lost) would otherwise
@@ -204,7 +204,7 @@ def completeness_check(ref: RunRef, role: str) -> CheckResult:
         message = f"{role} run {ref.run_id}: {ref.completeness()}"
     else:
         message = f"{role} run {ref.run_id} is incomplete: {ref.completeness()} (use --allow-partial to gate it anyway)"
-    return CheckResult(
+    return GateCriterion(
         name=f"complete {role} run {ref.run_id}",
         kind="completeness",
         metric="recorded_units",
@@ -248,7 +248,7 @@ def check_baseline(
     seed: int = 0,
     subset: Subset = "all",
     min_tasks: int | None = None,
-) -> tuple[CheckResult, KComparison, list[str]]:
+) -> tuple[GateCriterion, KComparison, list[str]]:
     """Gate the run against the baseline on one metric; return the check, the comparison and notes.
 
     Default metric: pass^k at the largest k that every common task supports. The metric may be
@@ -323,7 +323,7 @@ def check_baseline(
         threshold = 0.0
     if mdef.note:
         message += f" ({mdef.note})"
-    check = CheckResult(
+    check = GateCriterion(
         name=f"{mode} {spec.name} vs baseline {baseline.manifest.run_id}",
         kind=mode,
         metric=spec.name,
@@ -350,9 +350,9 @@ def _slice(metrics: RunMetrics, subset: Subset, domain: str | None) -> SliceMetr
     return metrics.get(subset, domain) if len(metrics.domains) > 1 else metrics.get(subset)
 
 
-def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[CheckResult]:
-    """One :class:`CheckResult` per floor and domain it applies to."""
-    checks: list[CheckResult] = []
+def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[GateCriterion]:
+    """One :class:`GateCriterion` per floor and domain it applies to."""
+    checks: list[GateCriterion] = []
     for floor in config.floors:
         domains: list[str | None] = list(metrics.domains) if floor.per_domain else [floor.domain]
         if floor.per_domain and not domains:
@@ -380,7 +380,7 @@ def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[CheckResu
             if spec.definition is not None and spec.definition.note:
                 message += f" ({spec.definition.note})"
             checks.append(
-                CheckResult(
+                GateCriterion(
                     name=name,
                     kind="floor",
                     metric=floor.metric,
@@ -425,7 +425,7 @@ def run_gate(
         raise GateInputError("--metric applies to the baseline comparison: give --baseline RUN")
     ref = run_ref(run)
     base_ref = run_ref(baseline) if baseline is not None else None
-    checks: list[CheckResult] = []
+    checks: list[GateCriterion] = []
     notes: list[str] = []
     for role, r in (("candidate", ref), ("baseline", base_ref)):
         if r is None or r.complete:

@@ -1,0 +1,224 @@
+"""Structural rules of the compiled dialogue judge added at compiled/3, each with the real miss it
+comes from (case ids: file-stem:sim:write-msg:call:statement-msg in ``tauguard/dialogue/data``).
+
+Texts are shortened quotations of those exchanges; the regression tests at the end judge the real
+cases in their recorded conversations (skipped when ``../shared/trajectories`` is absent).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
+from tauguard.dialogue.cases import load_cases
+from tauguard.dialogue.evaluate import _Conversations, judge_case
+from tauguard.strategy_api.conversation import ToolCallView
+from tests.test_dialogue import RES, Chat
+
+SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
+              Path("/nonexistent"))
+FLIGHTS = [{"flight_number": "HAT001", "date": "2024-05-20"}, {"flight_number": "HAT002", "date": "2024-05-25"}]
+
+
+# --------------------------------------------------------------------------- statement <-> reply pairing
+
+
+def test_a_numbered_option_is_a_menu_item_even_split_at_its_number() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:34:31:0:27: "1. Upgrade ...? 2. Stay in economy and add the 2 bags?"
+    menu = ("Would you like to:\n1. Upgrade both flights to business for $408?\n"
+            "2. Stay in economy and just add the 2 free checked bags?\n\nLet me know how you'd like to proceed!")
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    chat.agent("For ABC123: " + menu)
+    chat.user("Let's keep economy, but I'd like to add the 2 checked bags. Let's go ahead with that.")
+    assert not chat.confirmed("airline", "update_reservation_baggages", {"reservation_id": "ABC123", "total_baggages": 2})
+    # the same option put on its own is a go-ahead question
+    assert asks_go_ahead("Shall I add the 2 free checked bags to ABC123?")
+
+
+def test_labelled_questions_count_towards_a_questionnaire() -> None:
+    # airline_claude-opus-4-6_user-gpt-4.1:29:16:0:12: "2. **Travel insurance:** Would you like to add travel insurance?"
+    args = {"user_id": "mia_1", "cabin": "economy", "flights": FLIGHTS, "passengers": [{"first_name": "Mia", "last_name": "Li"}],
+            "payment_methods": [{"payment_id": "certificate_7504069", "amount": 250}]}
+    chat = Chat().agent("Booking HAT001 and HAT002 in economy for Mia Li. Is that correct? Also, a couple more questions:\n"
+                        "1. **Travel insurance:** Would you like to add travel insurance for $30?\n"
+                        "2. **Payment method:** Which payment method would you like to use?")
+    assert not chat.user("Yes, that's correct. No insurance, and use my certificate.").confirmed(
+        "airline", "book_reservation", args)
+
+
+# --------------------------------------------------------------------------- polarity
+
+
+def test_a_question_back_proposing_another_way_to_pay_is_no_plain_yes() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:22:20:0:16
+    reply = ("Great—yes, please exchange only the robotic vacuum. For the price difference, could you issue a new store "
+             "e-gift card for the refund instead of sending it back to PayPal?")
+    assert polarity(reply) == "question"
+    # a side question that proposes another way for something else keeps the yes
+    # (retail_gpt-4.1-mini_user-gpt-4.1:104:16:0:14)
+    assert polarity("YES — please proceed with Option A. Can you text the return instructions to me instead?") == "yes"
+
+
+# --------------------------------------------------------------------------- details the statement conveys
+
+
+PROFILE = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+           '"certificate_7504069": {"source": "certificate", "id": "certificate_7504069", "amount": 250}, '
+           '"credit_card_4421486": {"source": "credit_card", "id": "credit_card_4421486", "brand": "visa", "last_four": "7447"}}}')
+
+
+def _booking(payment: list[dict]) -> dict:
+    return {"user_id": "u1", "cabin": "economy", "flights": FLIGHTS, "passengers": [{"first_name": "Ana", "last_name": "Lee"}],
+            "payment_methods": payment}
+
+
+def test_the_statements_own_payment_is_what_is_agreed() -> None:
+    # airline_ironshell_opus46_run1:20:24:0:18: "Payment: Travel certificate ($250)", the booking adds a Visa
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, PROFILE)
+    chat.agent("You have a Visa ending in 7447 and a $250 travel certificate.").user("I'd like to use the certificate.")
+    chat.agent("Booking HAT001 and HAT002 in economy for Ana Lee.\n- Payment: Travel certificate ($250)\nShall I go ahead and book this?")
+    chat.user("Yes, please go ahead and book it.")
+    assert chat.confirmed("airline", "book_reservation", _booking([{"payment_id": "certificate_7504069", "amount": 250}]))
+    assert not chat.confirmed("airline", "book_reservation", _booking(
+        [{"payment_id": "certificate_7504069", "amount": 250}, {"payment_id": "credit_card_4421486", "amount": 5}]))
+
+
+def test_a_split_payment_is_stated_share_by_share() -> None:
+    # airline_gpt-oss-120b_user-gpt-oss-120b:14:22:0:20 / adaptive-agent:25:41:0:33: same methods, other shares
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, PROFILE)
+    chat.agent("Booking HAT001 and HAT002 in economy for Ana Lee: $250 from your travel certificate and $5 on your Visa "
+               "ending in 7447. Shall I proceed?")
+    chat.user("Yes, please proceed.")
+    split = [{"payment_id": "certificate_7504069", "amount": 250}, {"payment_id": "credit_card_4421486", "amount": 5}]
+    assert chat.confirmed("airline", "book_reservation", _booking(split))
+    other = [{"payment_id": "certificate_7504069", "amount": 200}, {"payment_id": "credit_card_4421486", "amount": 55}]
+    assert not chat.confirmed("airline", "book_reservation", _booking(other))
+
+
+ORDER = ('{"order_id": "#W9672333", "status": "pending", "items": [{"name": "Laptop", "item_id": "1684786391", '
+         '"options": {"screen size": "17-inch", "processor": "i7", "color": "black"}}]}')
+PRODUCT = ('{"name": "Laptop", "variants": {"3778566150": {"item_id": "3778566150", "options": {"screen size": "13-inch", '
+           '"processor": "i5", "color": "silver"}}, "5052031638": {"item_id": "5052031638", "options": {"screen size": "13-inch", '
+           '"processor": "i5", "color": "silver"}}}}')
+
+
+def test_an_item_the_reply_names_by_id_is_the_one_chosen() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:4:23:0:13: the user chose 3778566150; the write swaps to 5052031638
+    chat = Chat().call("get_order_details", {"order_id": "#W9672333"}, ORDER).call("get_product_details", {"product_id": "1"}, PRODUCT)
+    chat.agent("For #W9672333 I can modify the 17-inch laptop to the 13-inch i5 in silver. Reply yes to proceed with the modification.")
+    args = {"order_id": "#W9672333", "item_ids": ["1684786391"], "new_item_ids": ["5052031638"], "payment_method_id": "paypal_1"}
+    assert chat.user("Yes, proceed with the modification.").confirmed("retail", "modify_pending_order_items", args)
+    chosen = Chat().call("get_order_details", {"order_id": "#W9672333"}, ORDER).call("get_product_details", {"product_id": "1"}, PRODUCT)
+    chosen.agent("For #W9672333 I can modify the 17-inch laptop to the 13-inch i5 in silver. Reply yes to proceed with the modification.")
+    assert not chosen.user("Yes, proceed with the modification: use item 3778566150.").confirmed(
+        "retail", "modify_pending_order_items", args)
+
+
+# --------------------------------------------------------------------------- coverage of a summary after a failure
+
+
+def test_a_revision_after_a_failure_leaves_an_unchanged_write_confirmed() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:25:45:0:33: booking 1 failed; the revised plan changes booking 1, not booking 3
+    profile = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+               '"gift_card_1": {"source": "gift_card", "id": "gift_card_1"}, '
+               '"credit_card_2": {"source": "credit_card", "id": "credit_card_2", "brand": "mastercard", "last_four": "9363"}}}')
+    first = [{"payment_id": "gift_card_1", "amount": 300}, {"payment_id": "credit_card_2", "amount": 71}]
+    third = [{"payment_id": "gift_card_1", "amount": 250}, {"payment_id": "credit_card_2", "amount": 621}]
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, profile)
+    chat.agent("Booking 1 — Ana Lee ($371): gift card $300, Mastercard $71.\nBooking 3 — Bo Kim ($871): gift card $250, Mastercard $621.\n"
+               "Both on HAT001 and HAT002 in economy. Please confirm with yes to proceed with both bookings.")
+    chat.user("Yes, let's go ahead with both bookings.")
+    booking = {"user_id": "u1", "cabin": "economy", "flights": FLIGHTS}
+    chat.call("book_reservation", {**booking, "passengers": [{"first_name": "Ana", "last_name": "Lee"}], "payment_methods": first},
+              "Error: gift card balance is not enough", error=True)
+    chat.agent("The gift card balance is lower than expected. Revised:\nBooking 1 — Ana Lee ($371): gift card $129, Mastercard $242.\n"
+               "Booking 3 — Bo Kim ($871): gift card $250, Mastercard $621.\nShall I proceed with this revised booking plan?")
+    chat.user("Okay, go ahead.")
+    bo = {**booking, "passengers": [{"first_name": "Bo", "last_name": "Kim"}], "payment_methods": third}
+    view_first = NEUTRAL.confirmation("airline", view_of(chat.conv), ToolCallView(id="w", name="book_reservation", arguments=bo))
+    assert len(view_first.pairs) == 2  # the first yes and the yes to the revision both cover booking 3
+    ana = {**booking, "passengers": [{"first_name": "Ana", "last_name": "Lee"}],
+           "payment_methods": [{"payment_id": "gift_card_1", "amount": 129}, {"payment_id": "credit_card_2", "amount": 242}]}
+    pairs = NEUTRAL.confirmation("airline", view_of(chat.conv), ToolCallView(id="w", name="book_reservation", arguments=ana)).pairs
+    assert len(pairs) == 1 and "Revised" in pairs[0].statement  # booking 1 changed: only the yes to the revision covers it
+
+
+# --------------------------------------------------------------------------- real regressions
+
+
+REGRESSIONS = {
+    # (case id, label) of the real misses the rules above come from
+    "airline_adaptive-agent_cascata_tau3tasks:34:31:0:27": False,
+    "airline_claude-opus-4-6_user-gpt-4.1:29:16:0:12": False,
+    "airline_ironshell_opus46_run1:20:24:0:18": False,
+    "retail_gpt-4.1-mini_user-gpt-4.1:4:23:0:13": False,
+    "retail_gpt-4.1-mini_user-gpt-4.1:22:20:0:16": False,
+    "airline_adaptive-agent_cascata_tau3tasks:25:45:0:33": True,
+    "airline_adaptive-agent_opus46_tau3tasks:16:45:0:33": True,
+    "retail_gpt-4.1-mini_user-gpt-4.1:104:16:0:14": True,
+    "airline_ironshell_opus46_run1:32:27:0:25": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:42:25:0:21": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:14:20:0:18": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:23:24:0:22": True,
+    "airline_adaptive-agent_opus46_tau3tasks:47:26:0:22": False,
+    "airline_adaptive-agent_cascata_tau3tasks:23:36:0:26": True,
+}
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/trajectories is not beside the checkout")
+@pytest.mark.parametrize(("case_id", "confirmed"), sorted(REGRESSIONS.items()))
+def test_real_regressions_in_their_conversations(case_id: str, confirmed: bool) -> None:
+    case = next(c for c in load_cases() if c.id == case_id)
+    assert (case.label == "confirmed") == confirmed  # the label these tests pin
+    assert judge_case(NEUTRAL, case, _Conversations([SHARED]).messages(case)) == confirmed
+
+
+def test_the_last_share_of_a_split_the_user_ordered_is_the_rest() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:23:36:0:26: "use gift_card_7359776 first, then gift_card_7773485 for the rest"
+    profile = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+               '"gift_card_7359776": {"source": "gift_card", "id": "gift_card_7359776", "amount": 39}, '
+               '"gift_card_7773485": {"source": "gift_card", "id": "gift_card_7773485", "amount": 203}}}')
+    split = [{"payment_id": "gift_card_7359776", "amount": 39}, {"payment_id": "gift_card_7773485", "amount": 67}]
+    statement = ("Booking HAT001 and HAT002 in economy for Ana Lee, total $106, paid with your gift cards "
+                 "(gift_card_7359776 with $39 and gift_card_7773485 with $203). Please confirm yes to proceed with the booking.")
+    ordered = Chat().call("get_user_details", {"user_id": "u1"}, profile).agent(statement)
+    ordered.user("Yes, go ahead and book it. Use gift_card_7359776 first and then gift_card_7773485 for the remaining balance.")
+    assert ordered.confirmed("airline", "book_reservation", _booking(split))
+    unordered = Chat().call("get_user_details", {"user_id": "u1"}, profile).agent(statement)
+    assert not unordered.user("Yes, go ahead and book it.").confirmed("airline", "book_reservation", _booking(split))
+
+
+def test_flights_of_another_step_of_a_plan_are_no_alternative() -> None:
+    # airline_ironshell_opus46_run1:32:27:0:25 / airline_claude-opus-4-6_user-gpt-4.1:42:25:0:21
+    args = {"reservation_id": "ABC123", "cabin": "economy", "flights": FLIGHTS, "payment_id": "credit_card_1"}
+    plan = ("**Step 1 — Upgrade the cabin from basic economy to economy (same flights):**\n- Reservation: ABC123\n- Charge: $396\n"
+            "**Step 2 — Change flights to nonstop:**\n- New flight: HAT041 on May 21\n- Refund: $510\n"
+            "Can you confirm with a yes that you'd like me to proceed with both steps?")
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "basic_economy"))
+    assert chat.agent(plan).user("Yes, please proceed with both steps.").confirmed("airline", "update_reservation_flights", args)
+    # without steps, a flight that is neither the write's nor the reservation's is an alternative
+    menu = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "basic_economy"))
+    menu.agent("For ABC123 I can upgrade the cabin to economy for $396, or change to the nonstop HAT041. Shall I proceed?")
+    assert not menu.user("Yes, please proceed.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_an_offer_taken_up_by_restating_it_is_a_confirmation() -> None:
+    # airline_claude-opus-4-6_user-gpt-4.1:23:24:0:22: "I can offer a $50 certificate. What would you prefer?"
+    offer = "I can transfer you to a human agent, or I can offer a $50 certificate for the delayed flight. What would you prefer?"
+    chat = Chat().agent(offer)
+    chat.user("Yes, please go ahead and send the $50 certificate for the delayed flight.")
+    assert chat.confirmed("airline", "send_certificate", {"user_id": "u1", "amount": 50})
+    # a reply that does not restate the value, or one the agent puts to the user again, is a choice
+    assert not Chat().agent(offer).user("The certificate, please.").confirmed("airline", "send_certificate", {"user_id": "u1", "amount": 50})
+    again = Chat().agent(offer).user("Yes, please send the $50 certificate.")
+    again.agent("To confirm: I will send a $50 certificate to your account. Shall I proceed?")
+    pairs = NEUTRAL.confirmation("airline", view_of(again.conv), ToolCallView(id="w", name="send_certificate",
+                                                                               arguments={"user_id": "u1", "amount": 50})).pairs
+    assert not pairs  # the choice is not the confirmation; the answer to the new question will be
+    # an action the user adds to a go-ahead asked for another is not taken up
+    # (airline_adaptive-agent_opus46_tau3tasks:47:26:0:22)
+    other = Chat().call("get_reservation_details", {"reservation_id": "XEHM4B"}, RES % ("XEHM4B", "economy"))
+    other.agent("Once upgraded, XEHM4B is eligible for cancellation. Would you like me to proceed with the upgrade of XEHM4B?")
+    assert not other.user("Yes, do the upgrade and then cancel XEHM4B.").confirmed("airline", "cancel_reservation", {"reservation_id": "XEHM4B"})
