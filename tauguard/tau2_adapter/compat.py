@@ -165,7 +165,8 @@ def _type_name(tool_type: Any) -> str:
 @lru_cache(maxsize=None)
 def policy_text(domain: str) -> str:
     """The domain policy the agent receives."""
-    return make_environment(domain).get_policy()
+    policy: str = make_environment(domain).get_policy()  # τ² is untyped
+    return policy
 
 
 def is_agent_write(domain: str, action: Action) -> bool:
@@ -224,7 +225,8 @@ def llm_request_messages() -> Callable[[list[Message]], list[dict[str, Any]]]:
     """tau2's conversion of its messages into a completion's ``messages`` (imports litellm)."""
     from tau2.utils.llm_utils import to_litellm_messages
 
-    return to_litellm_messages
+    convert: Callable[[list[Message]], list[dict[str, Any]]] = to_litellm_messages
+    return convert
 
 
 def llm_empty_answer_retries() -> int:
