@@ -6,11 +6,11 @@ would call them ``strategies.*`` and find no ``tauguard_strategies``; an editabl
 import hook is invisible to it. This script gives mypy the same mapping setup.py gives
 setuptools, explicitly, one (path, module) pair per file: no symlink, no copied tree.
 
-    python .ci/typecheck.py            # the settings of [tool.mypy]
-    python .ci/typecheck.py --strict   # the same plus --strict
+    python .ci/typecheck.py            # the settings of [tool.mypy] (strict)
     python .ci/typecheck.py --count    # print only the error count (for measuring)
 
-Exit code 0 when mypy reports no error, 1 otherwise.
+Other arguments go to mypy as flags. Exit code 0 when mypy reports no error, 1 otherwise
+(``.ci/run`` fails on it).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
         print(len(errors))
     else:
         print("\n".join(messages))
-        print(f"mypy: {len(errors)} errors in {len(targets)} files ({'strict' if '--strict' in flags else 'basic'})")
+        print(f"mypy: {len(errors)} errors in {len(targets)} files ({'strict' if options.disallow_untyped_defs else 'basic'})")
     return 1 if errors else 0
 
 

@@ -138,7 +138,7 @@ class PhaseClock:
 
 
 def _spec(domain: str, task_id: str, trial: int) -> Any:
-    from tauguard.execution.plan import UnitSpec
+    from tauguard.execution.unit import UnitSpec
 
     return UnitSpec(run_id="bench", domain=domain, split="base", task_id=task_id, trial=trial, seed=300,
                     strategy="react", agent_llm="sim", user_llm="sim", max_steps=200, max_errors=10,

@@ -28,6 +28,9 @@ from tauguard.faults.fit import fit
 from tauguard.runs.store import load_run
 
 GC = "GC"  # a compliant refusal of a documented gold-conflict write (class W, shown apart)
+# The sim user (tauguard.sim.user) says yes to every write the scenario wants and no to others;
+# no real run's user reactions are fitted, so the validation states it beside every result.
+USER_ASSUMPTION = "the sim user confirms every write its scenario wants (never declines or changes its mind)"
 
 
 def _sim(run_dir: Path, tasks: set[str]) -> tuple[float, tuple[float, float], Counter[str], int]:
@@ -55,6 +58,7 @@ def _shares(mix: Counter[str] | dict[str, int], n: int) -> str:
 def main(args: list[str]) -> None:
     """Print the validation table for each (real, sim) pair."""
     print("SIMULATION numbers (sim column) describe the simulator, not real LLMs.")
+    print(f"Sim assumptions, not fitted: {USER_ASSUMPTION}; uptake and block_transfer as the profile states.")
     for real_dir, sim_dir in zip(args[::2], args[1::2]):
         result = fit([Path(real_dir)])
         n, ok = result.simulations, result.simulations - result.failures
@@ -68,6 +72,9 @@ def main(args: list[str]) -> None:
               f"sim pass^1 {sim:.3f} [{slo:.3f}, {shi:.3f}] ({trials} trials)")
         real_mix = Counter(GC if a.fault_id == CONFLICT_REFUSAL else a.fault_class for a in result.attributions)
         print(f"  real failures by class (per simulation): {_shares(real_mix, n) or 'none'}")
+        if result.not_reproducible:
+            shown = ", ".join(f"{f} {k}" for f, k in sorted(result.not_reproducible.items()))
+            print(f"  attributed where the sim cannot make the fault: {shown}")
         print(f"  sim failed trials by class of first fault (per trial): {_shares(sim_mix, trials) or 'none'}")
 
 

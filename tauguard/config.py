@@ -215,7 +215,8 @@ class RunConfig(BaseModel):
 
     def redacted(self) -> dict[str, Any]:
         """The config as a dict with secret-looking values removed (for run files)."""
-        return redact(self.model_dump())
+        redacted: dict[str, Any] = redact(self.model_dump())  # a dict stays a dict
+        return redacted
 
 
 def fork_available() -> bool:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
 from tauguard.dialogue.cases import load_cases
 from tauguard.dialogue.evaluate import _Conversations, judge_case
+from tauguard.strategy_api.conversation import ToolCallView
 from tests.test_dialogue import RES, Chat
 
 SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
@@ -158,6 +158,12 @@ REGRESSIONS = {
     "airline_adaptive-agent_cascata_tau3tasks:25:45:0:33": True,
     "airline_adaptive-agent_opus46_tau3tasks:16:45:0:33": True,
     "retail_gpt-4.1-mini_user-gpt-4.1:104:16:0:14": True,
+    "airline_ironshell_opus46_run1:32:27:0:25": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:42:25:0:21": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:14:20:0:18": True,
+    "airline_claude-opus-4-6_user-gpt-4.1:23:24:0:22": True,
+    "airline_adaptive-agent_opus46_tau3tasks:47:26:0:22": False,
+    "airline_adaptive-agent_cascata_tau3tasks:23:36:0:26": True,
 }
 
 
@@ -182,3 +188,37 @@ def test_the_last_share_of_a_split_the_user_ordered_is_the_rest() -> None:
     assert ordered.confirmed("airline", "book_reservation", _booking(split))
     unordered = Chat().call("get_user_details", {"user_id": "u1"}, profile).agent(statement)
     assert not unordered.user("Yes, go ahead and book it.").confirmed("airline", "book_reservation", _booking(split))
+
+
+def test_flights_of_another_step_of_a_plan_are_no_alternative() -> None:
+    # airline_ironshell_opus46_run1:32:27:0:25 / airline_claude-opus-4-6_user-gpt-4.1:42:25:0:21
+    args = {"reservation_id": "ABC123", "cabin": "economy", "flights": FLIGHTS, "payment_id": "credit_card_1"}
+    plan = ("**Step 1 — Upgrade the cabin from basic economy to economy (same flights):**\n- Reservation: ABC123\n- Charge: $396\n"
+            "**Step 2 — Change flights to nonstop:**\n- New flight: HAT041 on May 21\n- Refund: $510\n"
+            "Can you confirm with a yes that you'd like me to proceed with both steps?")
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "basic_economy"))
+    assert chat.agent(plan).user("Yes, please proceed with both steps.").confirmed("airline", "update_reservation_flights", args)
+    # without steps, a flight that is neither the write's nor the reservation's is an alternative
+    menu = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "basic_economy"))
+    menu.agent("For ABC123 I can upgrade the cabin to economy for $396, or change to the nonstop HAT041. Shall I proceed?")
+    assert not menu.user("Yes, please proceed.").confirmed("airline", "update_reservation_flights", args)
+
+
+def test_an_offer_taken_up_by_restating_it_is_a_confirmation() -> None:
+    # airline_claude-opus-4-6_user-gpt-4.1:23:24:0:22: "I can offer a $50 certificate. What would you prefer?"
+    offer = "I can transfer you to a human agent, or I can offer a $50 certificate for the delayed flight. What would you prefer?"
+    chat = Chat().agent(offer)
+    chat.user("Yes, please go ahead and send the $50 certificate for the delayed flight.")
+    assert chat.confirmed("airline", "send_certificate", {"user_id": "u1", "amount": 50})
+    # a reply that does not restate the value, or one the agent puts to the user again, is a choice
+    assert not Chat().agent(offer).user("The certificate, please.").confirmed("airline", "send_certificate", {"user_id": "u1", "amount": 50})
+    again = Chat().agent(offer).user("Yes, please send the $50 certificate.")
+    again.agent("To confirm: I will send a $50 certificate to your account. Shall I proceed?")
+    pairs = NEUTRAL.confirmation("airline", view_of(again.conv), ToolCallView(id="w", name="send_certificate",
+                                                                               arguments={"user_id": "u1", "amount": 50})).pairs
+    assert not pairs  # the choice is not the confirmation; the answer to the new question will be
+    # an action the user adds to a go-ahead asked for another is not taken up
+    # (airline_adaptive-agent_opus46_tau3tasks:47:26:0:22)
+    other = Chat().call("get_reservation_details", {"reservation_id": "XEHM4B"}, RES % ("XEHM4B", "economy"))
+    other.agent("Once upgraded, XEHM4B is eligible for cancellation. Would you like me to proceed with the upgrade of XEHM4B?")
+    assert not other.user("Yes, do the upgrade and then cancel XEHM4B.").confirmed("airline", "cancel_reservation", {"reservation_id": "XEHM4B"})

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tauguard.execution import lifecycle
 from tauguard.execution.concurrency import describe, threaded
 from tauguard.testing.llm_server import ScriptedLLMServer
@@ -68,6 +70,7 @@ def test_max_cost_stops_new_simulations_and_resume_with_a_higher_cap_continues(t
     assert second.status == "completed" and second.progress.done == 3 and second.manifest.stop_reason is None
 
 
+@pytest.mark.slow
 def test_real_llm_units_stream_from_a_pool_of_fresh_processes(tmp_path: Path, monkeypatch):
     """`--backend multiprocessing` (the pool engine, as loky): each worker runs its share of the
     tasks on threads and streams every record back as it finishes; none lost or repeated."""

@@ -40,8 +40,46 @@ def test_a_passenger_value_an_earlier_read_returned_is_a_stale_value():
     read = ("get_user_details", {"user_id": "u"})
     writes = {"book_reservation"}
     assert _attribute("airline", book, [read, stale], writes, False, seen=['{"dob": "1981-05-26"}', '{"dob": "1981-05-26"}'])[0] == "airline.stale_value"
-    # a value no read returned is made up, not stale
-    assert _attribute("airline", book, [read, stale], writes, False, seen=["", '{"dob": "1990-01-01"}'])[0] == UNATTRIBUTED
+    # a value no read returned and the user did not say is made up, not stale
+    assert _attribute("airline", book, [read, stale], writes, False, seen=["", '{"dob": "1990-01-01"}'])[0] == "airline.invented_passenger"
+    # ... unless the user said it (then the agent took the user's word: no catalogued fault)
+    said = ["", "my date of birth is 1981-05-26"]
+    assert _attribute("airline", book, [read, stale], writes, False, seen=["", ""], said=said)[0] == UNATTRIBUTED
+
+
+def test_a_run_cut_at_its_step_limit_by_one_repeated_call_is_a_loop():
+    from tauguard.faults.fit import LOOP_MIN, _gold_index, _loop
+
+    change = {"name": "update_reservation_flights", "arguments": {"reservation_id": "R", "cabin": "economy"}}
+    def sim(calls: int, reason: str) -> dict:
+        return {"termination_reason": reason, "messages": [{"role": "assistant", "tool_calls": [change]} for _ in range(calls)]}
+
+    looped = _loop(sim(LOOP_MIN, "max_steps"))
+    assert looped == ("update_reservation_flights", change["arguments"])
+    assert _gold_index([_Action("cancel_reservation", reservation_id="R"), _Action(change["name"], **change["arguments"])], looped) == 1
+    assert _loop(sim(LOOP_MIN, "user_stop")) is None  # the run ended normally: repeats are extra writes
+    assert _loop(sim(LOOP_MIN - 1, "max_steps")) is None  # too short to call a loop
+    varied = sim(LOOP_MIN, "too_many_errors")
+    varied["messages"][-2] = {"role": "assistant", "tool_calls": [{"name": "get_user_details", "arguments": {}}]}
+    assert _loop(varied) is None
+
+
+def test_a_booking_beyond_the_payment_limits_is_attributed_by_the_rule(tau2):
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.faults.fit import _over_limits
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "20")
+    db = t2.task_environment("airline", task).tools.db
+    user = db.users["mia_li_3668"]
+    certs = [pid for pid, m in user.payment_methods.items() if m.source == "certificate"]
+    card = next(pid for pid, m in user.payment_methods.items() if m.source == "credit_card")
+    assert len(certs) >= 2
+    assert _over_limits(db, "mia_li_3668", [{"payment_id": certs[0], "amount": 250}, {"payment_id": certs[1], "amount": 5}])
+    assert not _over_limits(db, "mia_li_3668", [{"payment_id": certs[0], "amount": 250}, {"payment_id": card, "amount": 5}])
+    gold = [_Action("book_reservation", user_id="mia_li_3668", payment_methods=[{"payment_id": certs[0], "amount": 250}, {"payment_id": card, "amount": 5}])]
+    real = ("book_reservation", {"user_id": "mia_li_3668", "payment_methods": [{"payment_id": certs[0], "amount": 250}, {"payment_id": certs[1], "amount": 5}]})
+    read = ("get_user_details", {"user_id": "mia_li_3668"})
+    assert _attribute("airline", gold, [read, real], {"book_reservation"}, False, db, seen=["", ""])[0] == "airline.payment_limits"
 
 
 def test_writes_match_gold_in_any_order_and_rejected_calls_changed_nothing():

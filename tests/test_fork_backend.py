@@ -4,6 +4,7 @@ in-process run, and a worker that dies leaves its units pending for --resume (is
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from pathlib import Path
 
@@ -42,7 +43,14 @@ def test_forked_workers_give_the_records_of_an_in_process_run(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("backend", [
+    "fork",
+    pytest.param("multiprocessing", marks=pytest.mark.skipif(
+        multiprocessing.get_start_method() != "fork", reason="its workers inherit the patch only when they fork")),
+])
+def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, monkeypatch, backend: str):
+    """The fork engine and a pool engine (multiprocessing's workers fork too, so they inherit the
+    patch) stop the run `interrupted` with WorkerLost; --resume records each unit exactly once."""
     real = simulate.run_unit
 
     def dies_on_task_3(spec):  # forked workers inherit this patch
@@ -52,7 +60,7 @@ def test_a_worker_that_dies_leaves_its_units_pending_for_resume(tmp_path: Path, 
 
     parent = os.getpid()
     monkeypatch.setattr(simulate, "run_unit", dies_on_task_3)
-    config = {**CONFIG, "workers": 2, "backend": "fork", "out": str(tmp_path), "name": "lost"}
+    config = {**CONFIG, "workers": 2, "backend": backend, "out": str(tmp_path), "name": "lost"}
     with pytest.raises(WorkerLost, match=r"worker process died"):
         lifecycle.run(config)
     run_dir = tmp_path / "lost"
@@ -93,7 +101,7 @@ def test_real_llm_units_run_on_threads_in_forked_workers(tmp_path: Path, monkeyp
 
 def test_sim_jobs_keep_a_tasks_trials_together_unless_workers_would_idle():
     from tauguard.execution.driver import sim_jobs
-    from tauguard.execution.plan import UnitSpec
+    from tauguard.execution.unit import UnitSpec
 
     def units(tasks: int, trials: int) -> list[UnitSpec]:
         return [UnitSpec(run_id="r", domain="airline", split="base", task_id=str(t), trial=k, seed=1, strategy="react",

@@ -37,7 +37,8 @@ def _record(domain: str, task_id: str, fault_id: str, strategy: str = "react"):
 
 
 def test_every_new_entry_names_its_source():
-    for fid in ("premature_transfer", "bundle_confirmation", "airline.not_cheapest", "airline.stale_value", "airline.claim_unchecked", "telecom.claim_unchecked"):
+    for fid in ("premature_transfer", "bundle_confirmation", "airline.not_cheapest", "airline.stale_value", "airline.claim_unchecked",
+                "telecom.claim_unchecked", "repeat_loop", "airline.invented_passenger"):
         assert "shared/trajectories" in faults_by_id()[fid].source, fid
 
 
@@ -149,3 +150,39 @@ def test_a_policy_following_agent_refuses_a_gold_conflict_write_and_transfers():
     with_field = base.model_copy(update={"conflict_refusal": 0.0})
     for trial in range(20):
         assert draw_trial_faults(base, "airline", "9", trial, 1, gold) == draw_trial_faults(with_field, "airline", "9", trial, 1, gold)
+
+
+def test_a_repeat_loop_makes_the_write_then_repeats_it_until_the_step_limit():
+    from tauguard.faults.draw import LOOP_REPEATS
+
+    gold, plan, faults = _planned("airline", "7", "repeat_loop")
+    first = next(f.write_index for f in faults)
+    writes = [s for s in plan if s.is_write]
+    assert len(writes) == first + 1 + LOOP_REPEATS  # the writes up to the loop, then the copies
+    assert {(s.call.name, str(s.call.arguments)) for s in writes[first:]} == {(writes[first].call.name, str(writes[first].call.arguments))}
+    assert not any(s.kind == "close" for s in plan)
+    record = _record("airline", "7", "repeat_loop")
+    assert not record.success and record.simulation["termination_reason"] == "max_steps"
+    assert [(f.fault_class, f.applied) for f in record.faults] == [("W", True)]
+
+
+def test_an_invented_passenger_books_a_companion_under_made_up_details():
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.strategy_api.conversation import ToolCallView
+    from tauguard.faults.domain.airline import INVENTED_DOBS
+    from tauguard.faults.generators import FaultContext, generate
+
+    task = next(t for t in t2.load_tasks("airline", "base") if t.id == "23")
+    books = [a for a in task.evaluation_criteria.actions if a.name == "book_reservation"]
+    env = t2.task_environment("airline", task)
+    ctx = lambda a: FaultContext("airline", task, ToolCallView(id="g", name=a.name, arguments=dict(a.arguments)), env, 0)  # noqa: E731
+    assert generate("airline.invented_passenger", ctx(books[0])) is None  # the user travels alone: nothing to invent
+    call = generate("airline.invented_passenger", ctx(books[1]))
+    assert call is not None
+    (made_up,) = call.arguments["passengers"]
+    user = env.tools.db.users[books[1].arguments["user_id"]]
+    assert made_up["first_name"] == books[1].arguments["passengers"][0]["first_name"]
+    assert made_up["last_name"] == user.name.last_name and made_up["dob"] in INVENTED_DOBS
+    # an invented date: nobody in the airline's records has it
+    known = {u.dob for u in env.tools.db.users.values()} | {p.dob for u in env.tools.db.users.values() for p in u.saved_passengers}
+    assert not set(INVENTED_DOBS) & known

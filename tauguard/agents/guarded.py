@@ -30,7 +30,7 @@ def _view(call: Any) -> ToolCallView:
     return ToolCallView(id=call.id, name=call.name, arguments=dict(call.arguments), requestor=call.requestor)
 
 
-class GuardedAgent(BaseAgent):
+class GuardedAgent(BaseAgent):  # type: ignore[misc]  # τ² ships no types: BaseAgent is Any to mypy
     """Wraps an inner agent (tau2 LLMAgent adapter or the sim agent) with guard hooks."""
 
     def __init__(

@@ -11,7 +11,7 @@ from tauguard.tau2_adapter import compat as t2
 GUARD_CONTEXT_HEADER = "<guard_context>\nThe runtime guard provides the following state and guidance.\n"
 
 
-class GuardContextLLMAgent(LLMAgent):
+class GuardContextLLMAgent(LLMAgent):  # type: ignore[misc]  # τ² ships no types: LLMAgent is Any to mypy
     """tau2's LLMAgent; before each model call the guard's context (if any) is added as a
     second system message, replaced on every call so it always shows the current state."""
 
@@ -27,7 +27,8 @@ class GuardContextLLMAgent(LLMAgent):
         if self._guard_context:
             base.append(t2.SystemMessage(role="system", content=GUARD_CONTEXT_HEADER + self._guard_context + "\n</guard_context>"))
         state.system_messages = base
-        return super().generate_next_message(message, state)
+        step: tuple[Any, Any] = super().generate_next_message(message, state)  # (message, state), untyped τ²
+        return step
 
     def append_history(self, state: Any, messages: list[Any]) -> Any:
         """Record messages the wrapper produced on the agent's behalf."""

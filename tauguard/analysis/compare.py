@@ -32,7 +32,6 @@ import numpy as np
 
 from tauguard.gc_pause import gc_paused
 from tauguard.analysis.compare_model import (
-    SIMULATION_NOTE,
     Alignment,
     Change,
     CompareError,
@@ -71,6 +70,7 @@ from tauguard.analysis.stats import (
     sign_flip_tests,
 )
 from tauguard.analysis.task_table import TaskTable, row_groups
+from tauguard.runs.records import SIMULATION_NOTE
 from tauguard.runs.store import Run
 
 __all__ = [
@@ -303,7 +303,8 @@ class _Column:
         """Per-task differences as floats, in the order of ``used``."""
         keys, inverse, _ = self._distinct()
         floats = np.array([float(self.exact(key)[2]) for key in keys], dtype=float)
-        return floats[inverse]
+        per_task: np.ndarray = floats[inverse]
+        return per_task
 
 
 def _column(table: _PairTable, spec: MetricSpec) -> _Column:

@@ -468,7 +468,7 @@ class SliceMetrics(BaseModel):
 
     @model_serializer(mode="wrap")
     def _flatten_series(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)  # a model serialises to a dict
         series = data.pop("series", {}) or {}
         for mdef in METRICS:
             data[mdef.key] = series.get(mdef.key)
@@ -512,7 +512,8 @@ class SliceMetrics(BaseModel):
         """A metric of this slice by name (``pass^2``, ``asr@1``, ``avg_reward`` ...)."""
         spec = parse_metric(metric) if isinstance(metric, str) else metric
         if spec.k is None:
-            return getattr(self, spec.kind)
+            scalar: float | None = getattr(self, spec.kind)  # a float field named by the metric
+            return scalar
         for kv in self.k_values(spec.kind) or []:
             if kv.k == spec.k:
                 return kv.value

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tauguard.cli.common import fail, note_live_runs, ranged
 from tauguard.gc_pause import gc_paused_command
+
+if TYPE_CHECKING:
+    from tauguard.analysis.compare_model import CompareReport
 
 
 class CompareFormat(str, Enum):
@@ -41,6 +45,9 @@ def compare(
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation or mutation tasks."),
     domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain. \\[default: every domain]"),
+    uptake_curve: bool = typer.Option(
+        False, "--uptake-curve", help="Sim runs at several uptakes: each strategy's Δ against the baseline per uptake (table, json, markdown)."
+    ),
 ) -> None:
     """Compare runs task by task: Δpass^k with an adjusted paired CI, permutation p, McNemar.
 
@@ -53,6 +60,8 @@ def compare(
     from tauguard.analysis.render import render_compare_csv, render_compare_json, render_compare_text
     from tauguard.runs.store import RunLoadError
 
+    if uptake_curve and fmt == CompareFormat.csv:
+        fail("--uptake-curve prints table, json or markdown, not csv")
     if len(runs) < 2:
         fail("compare needs at least two runs: a baseline and a candidate")
     try:
@@ -70,6 +79,9 @@ def compare(
     except (RunLoadError, CompareError) as exc:
         fail(str(exc))
     note_live_runs(loaded)
+    if uptake_curve:
+        _print_uptake_curve(report, fmt)
+        return
     for run in loaded:
         if run.skipped_lines:
             typer.echo(f"warning: {run.skipped_lines} unparsable record line(s) ignored in {run.path}", err=True)
@@ -84,3 +96,18 @@ def compare(
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
     else:
         typer.echo(render_compare_text(report, fmt.value, tasks=tasks))
+
+
+def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
+    """`--uptake-curve`: the comparisons as one row per strategy and metric, one column per uptake."""
+    from tauguard.analysis.compare_model import CompareError
+    from tauguard.analysis.uptake_curve import render_curve_text, uptake_curve
+
+    try:
+        curve = uptake_curve(report)
+    except CompareError as exc:
+        fail(str(exc))
+    if fmt == CompareFormat.json:
+        typer.echo(curve.model_dump_json(indent=2))
+    else:
+        typer.echo(render_curve_text(curve, fmt.value))

@@ -129,7 +129,7 @@ def import_(
     (unless --relabel), tasks missing from τ² 26.3. The run is labelled as imported, never
     as a simulation.
     """
-    from tauguard.config import DOMAINS
+    from tauguard.domains import DOMAINS
     from tauguard.trajectories.load import ResultsFileError, read_results
 
     if domain is not None and domain not in DOMAINS:

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_shares, states
+from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_shares, states, values_at
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
@@ -349,7 +349,7 @@ class CompiledJudge:
         about = sentence_about(domain, call, rule, facts, statement.text)
         if polarity(reply.text, about) != "yes":
             return False
-        if not asks_go_ahead(statement.text, call, rule, domain):
+        if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
             return False
         if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
             return False  # the answers complete the action: it was not yet stated as it is made
@@ -409,6 +409,22 @@ class CompiledJudge:
                 if result is not None and not result.error:
                     return False  # this very thing was already made with it: a second one needs its own yes
         return True
+
+
+def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
+    """Whether the user takes up an offer of the action by restating it: the agent's turn asks a
+    question that is no request for a go-ahead (which option, what the user prefers), the reply asks for this action naming every
+    value the contract lists by value ("Yes, please go ahead and send the $50 certificate"), and
+    the agent does not put the action to the user again before making it (then that later yes
+    is the confirmation, and the first reply was a choice)."""
+    if "?" not in turns[i].text or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
+        return False  # no question, or one asking the go-ahead of something else
+    values = [v for path in rule.conveys for v in values_at(call.arguments, path.split("."))
+              if v is not None and not isinstance(v, bool) and v != ""]
+    if not values or not all(mentions_value(turns[j].text, str(v)) for v in values):
+        return False
+    return not any(t.role == "agent" and asks_go_ahead(t.text, call, rule, domain) and names_action(t.text, call, rule)
+                   for t in turns[j + 1 :])
 
 
 def _restated(revision: str, call: ToolCallView, rule: Confirmation, view: DialogueView, turns: list[Turn], j: int, k: int) -> bool:

@@ -261,7 +261,9 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     current = {str(f.get("flight_number")).upper() for r in facts.records.values()
                for f in r.get("flights") or [] if isinstance(f, dict)}
     ignore = facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
-    for line in statement.splitlines():
+    target = facts.records.get(str(call.arguments.get("reservation_id")))
+    kept = target is not None and flights <= {str(f.get("flight_number")).upper() for f in target.get("flights") or [] if isinstance(f, dict)}
+    for line in _own_step(statement, flights, kept):
         # a reservation id can look like a flight number (BOH180): only other flights count
         others = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", line)} - ignore - flights - current
         if others and not _OLD_OR_OTHER_STEP.search(line):
@@ -270,6 +272,31 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
 
 
 _FLIGHT = re.compile(r"\b[A-Za-z]{3}\d{3}\b")
+_STEP = re.compile(r"^\W*step \d+\b", re.IGNORECASE)
+
+
+def _own_step(statement: str, flights: set[str], kept: bool = False) -> list[str]:
+    """The lines of ``statement`` that can offer alternatives to this write's flights.
+
+    A plan in steps ("Step 1 - upgrade the cabin (same flights HAT202, HAT232)", "Step 2 - change
+    to HAT041") is a sequence, not a menu: when one step names all of the write's flights, the
+    other steps' flights belong to other writes; when the write keeps its reservation's flights
+    (``kept``: a cabin change) and no step names them, the steps that name flights are the others.
+    Without steps, every line counts.
+    """
+    lines = statement.replace("**", "").splitlines()
+    steps: list[list[str]] = [[]]
+    for line in lines:
+        if _STEP.match(line):
+            steps.append([])
+        steps[-1].append(line)
+    if len(steps) < 3:  # fewer than two steps: no plan in steps
+        return lines
+    named = [{m.upper() for line in s for m in _FLIGHT.findall(line)} for s in steps[1:]]
+    own = [s for s, n in zip(steps[1:], named) if flights <= n]
+    if not own and kept:
+        return steps[0] + [line for s, n in zip(steps[1:], named) if not n for line in s]
+    return steps[0] + [line for s in own for line in s] if len(own) == 1 else lines
 # A line of a list or a table: an option among others, not the one the agent singles out.
 _LISTED = re.compile(r"^\s*(?:[-*\u2022|]|\d+[.)]|[A-Za-z][.)]\s|option \w+\s*[:\u2014-])", re.IGNORECASE)
 

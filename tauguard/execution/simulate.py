@@ -18,7 +18,7 @@ from tauguard.config import SIM
 from tauguard.strategy_api.guard import Strategy
 from tauguard.process import score_record
 from tauguard.runs.records import InjectedFault, RoleUsage, TrialRecord, is_success
-from tauguard.execution.plan import UnitSpec
+from tauguard.execution.unit import UnitSpec
 from tauguard.secrets import scrub
 
 _EVALUATOR: Any = None

@@ -89,6 +89,13 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+# Why a fault cites no clause: a missed required action, or a loop τ² ends at its step limit.
+NO_CLAUSE = {
+    "premature_stop": "(none: a missed required action)",
+    "repeat_loop": "(none: τ² cuts the run at its step limit)",
+}
+
+
 def markdown_table() -> str:
     """The catalog table of ``docs/faults.md`` (generated from the catalog files; a test keeps them in sync)."""
     rows = ["| id | class | kind | error type | tools | violates (clause ids) | the fault |", "|---|---|---|---|---|---|---|"]
@@ -106,6 +113,6 @@ def markdown_table() -> str:
             violates = "; ".join(f"{d}: " + ", ".join(f"`{i}`" for i in ids) for d, ids in sorted(cited.items()))
         rows.append(
             f"| `{spec.id}` | {spec.fault_class} | {spec.kind} | {spec.error_type.replace('_', ' ')} | {tools} "
-            f"| {violates or '(none: a missed required action)'} | {_cell(spec.description)} |"
+            f"| {violates or NO_CLAUSE.get(spec.kind, NO_CLAUSE['premature_stop'])} | {_cell(spec.description)} |"
         )
     return "\n".join(rows)

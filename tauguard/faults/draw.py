@@ -21,6 +21,9 @@ from tauguard.sim.plan import Step, observing_reads
 from tauguard.sim.texts import TRANSFER_NOTICE
 
 TRANSFER_TOOL = "transfer_to_human_agents"
+# Copies of the write a repeat_loop fault makes after it: more than any run's step limit lets
+# through (each copy is a call and its result), so the run ends at max_steps, as the real loops did.
+LOOP_REPEATS = 300
 CONFLICT_REFUSAL = "conflict_refusal"  # a policy-following refusal of a gold-conflict write (not a fault)
 
 
@@ -127,6 +130,7 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
     by_write = {f.write_index: f for f in faults if f.write_index is not None}
     drop: set[int] = set()
     cut_at: int | None = None
+    loop_at: int | None = None
     for pos, step in enumerate(plan):
         fault = by_write.get(step.write_index) if step.write_index is not None else None
         if fault is None:
@@ -143,6 +147,8 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
             continue
         # the write's call step
         step.fault_ids.append(fault.fault_id)
+        if fault.kind == "repeat_loop" and loop_at is None and cut_at is None:
+            loop_at = pos
         if fault.kind == "skip_read":
             drop.update(skipped_reads(plan, pos, fault.skip_tools))
     out: list[Step] = []
@@ -153,6 +159,9 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
             # carry the fault mark to the write so the sim can record where it took effect
             continue
         out.append(step)
+        if pos == loop_at:
+            out.extend(_loop(step))
+            break
     if cut_at is not None:
         stop_fault = next(f for f in faults if f.kind in ("premature_stop", "premature_transfer"))
         if stop_fault.kind == "premature_transfer":
@@ -175,6 +184,16 @@ def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[
             Step(kind="call", call=call, tool_type="WRITE", gold=False, fault_ids=[temptation_fault.fault_id]),
         ]
     return out
+
+
+def _loop(write: Step) -> list[Step]:
+    """The copies of a write a repeat_loop fault makes after it (not gold: each one goes through)."""
+    assert write.call is not None
+    return [
+        Step(kind="call", call=write.call.model_copy(update={"id": f"{write.call.id}-loop{n}"}), tool_type="WRITE",
+             gold=False, fault_ids=list(write.fault_ids))
+        for n in range(1, LOOP_REPEATS + 1)
+    ]
 
 
 def _ends_request(step: Step) -> bool:

@@ -15,9 +15,15 @@ write without an exact match decides:
   (another route ``airline.change_route``); other passenger values, each of which an earlier
   tool result of the conversation returned, ``airline.stale_value``; else unattributed;
 - the same call, but no earlier read shares an identifier with it: ``skip_read``;
+- a booking paying with a combination the policy's payment limits forbid (two certificates,
+  two credit cards, four gift cards): ``airline.payment_limits``; other passenger values, some
+  of which neither an earlier tool result nor the user said: ``airline.invented_passenger``;
 - another write instead, or an extra write besides the gold ones: unattributed, except an extra
   write on a policy-violation task (a forbidden write, rate ``forbidden_write``);
-- no difference at all (e.g. missing information the agent should have said): unattributed.
+- no difference at all (e.g. missing information the agent should have said): unattributed;
+- a run that τ² cut at its step or error limit (scored 0) whose last :data:`LOOP_MIN` calls are
+  one call repeated, where the walk found no catalogued deviation before: ``repeat_loop``, at the
+  gold write it repeats (a loop on another call, e.g. a hand-off, is counted but the sim cannot make it).
 
 A rate is the count over its opportunities: the gold writes *at risk* (every gold write of a
 passed simulation; in a failed one, the writes up to and including its first deviation: after
@@ -47,6 +53,11 @@ UNATTRIBUTED = "unattributed"
 NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
 PV = "forbidden_write"
 TRANSFER_TOOL = "transfer_to_human_agents"
+LOOP = "repeat_loop"
+LOOP_MIN = 5  # identical calls ending a run cut at its limit that make a loop
+CUT_RUNS = ("max_steps", "too_many_errors")  # termination reasons τ² scores 0 whatever the writes
+# The policy's payment limits on a booking (airline.payment_limits): most methods per source.
+PAYMENT_LIMITS = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 # (domain, write tool) -> [(argument names that differ, fault id)], first match wins.
 WRONG_ARGUMENTS: dict[tuple[str, str], list[tuple[frozenset[str], str]]] = {
     ("airline", "update_reservation_flights"): [(frozenset({"payment_id"}), "airline.payment_not_in_profile")],
@@ -115,28 +126,79 @@ def _calls(simulation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _before_calls(simulation: dict[str, Any], role: str) -> list[str]:
+    """For each call of :func:`_calls`, the text of every ``role`` message before it."""
+    out: list[str] = []
+    texts: list[str] = []
+    for message in simulation.get("messages") or []:
+        if message.get("role") == role:
+            texts.append(str(message.get("content") or ""))
+        elif message.get("role") == "assistant":
+            out.extend("\n".join(texts) for _ in message.get("tool_calls") or [])
+    return out
+
+
 def _seen(simulation: dict[str, Any]) -> list[str]:
     """For each call of :func:`_calls`, the text of every tool result before it."""
-    out: list[str] = []
-    results: list[str] = []
-    for message in simulation.get("messages") or []:
-        if message.get("role") == "tool":
-            results.append(str(message.get("content") or ""))
-        elif message.get("role") == "assistant":
-            out.extend("\n".join(results) for _ in message.get("tool_calls") or [])
-    return out
+    return _before_calls(simulation, "tool")
+
+
+def _said(simulation: dict[str, Any]) -> list[str]:
+    """For each call of :func:`_calls`, the text of every user message before it."""
+    return _before_calls(simulation, "user")
+
+
+def _changed_passenger_values(args: dict[str, Any], gold: dict[str, Any]) -> list[str] | None:
+    """The passenger values ``args`` has where gold has others (None: not the same passenger list shape)."""
+    mine, theirs = args.get("passengers"), gold.get("passengers")
+    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
+        return None
+    changed = [(a, b) for a, b in zip(mine, theirs) if a != b]
+    if not changed or not all(isinstance(a, dict) and isinstance(b, dict) for a, b in changed):
+        return None
+    return [str(a.get(k)) for a, b in changed for k in ("first_name", "last_name", "dob") if a.get(k) != b.get(k)]
+
+
+def _in(value: str, text: str) -> bool:
+    return json.dumps(value) in text or value in text
+
+
+def _invented(args: dict[str, Any], gold: dict[str, Any], seen: str, said: str) -> bool:
+    """Other passengers than gold, with a value that no earlier tool result and no user message has."""
+    values = _changed_passenger_values(args, gold)
+    return bool(values) and any(not _in(v, seen) and not _in(v, said) for v in values or [])
+
+
+def _over_limits(db: Any, user_id: Any, payments: Any) -> bool:
+    """A booking's payment methods that break the policy's per-source limits (airline.payment_limits)."""
+    user = db.users.get(user_id) if isinstance(user_id, str) else None
+    if user is None or not isinstance(payments, list):
+        return False
+    sources = Counter(
+        user.payment_methods[p["payment_id"]].source
+        for p in payments
+        if isinstance(p, dict) and p.get("payment_id") in user.payment_methods
+    )
+    return any(sources.get(src, 0) > most for src, most in PAYMENT_LIMITS.items())
+
+
+def _loop(simulation: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The call a run cut at its limit repeated at its end (:data:`LOOP_MIN` times or more), if any."""
+    if str(simulation.get("termination_reason") or "") not in CUT_RUNS:
+        return None
+    calls = _calls(simulation)
+    if len(calls) < LOOP_MIN:
+        return None
+    last = calls[-1]
+    if all(c[0] == last[0] and _canonical(c[1]) == _canonical(last[1]) for c in calls[-LOOP_MIN:]):
+        return last
+    return None
 
 
 def _stale(args: dict[str, Any], gold: dict[str, Any], seen: str) -> bool:
     """Other passengers than gold, each differing value of which an earlier tool result returned."""
-    mine, theirs = args.get("passengers"), gold.get("passengers")
-    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
-        return False
-    changed = [(a, b) for a, b in zip(mine, theirs) if a != b]
-    if not changed or not all(isinstance(a, dict) and isinstance(b, dict) for a, b in changed):
-        return False
-    values = [str(a.get(k)) for a, b in changed for k in ("first_name", "last_name", "dob") if a.get(k) != b.get(k)]
-    return bool(values) and all(json.dumps(v) in seen or v in seen for v in values)
+    values = _changed_passenger_values(args, gold)
+    return bool(values) and all(_in(v, seen) for v in values or [])
 
 
 def _projected(args: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +250,9 @@ def _same_target(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return any(isinstance(v, str) and v and a.get(k) == v for k, v in b.items() if k.endswith("_id"))
 
 
-def _argument_fault(domain: str, name: str, args: dict[str, Any], gold: dict[str, Any], db: Any, seen: str | None) -> tuple[str, str]:
+def _argument_fault(
+    domain: str, name: str, args: dict[str, Any], gold: dict[str, Any], db: Any, seen: str | None, said: str = ""
+) -> tuple[str, str]:
     """The catalogued fault that turns the gold arguments into ``args`` (or unattributed), and why."""
     differ = frozenset(a for a in set(args) | set(gold) if _canonical(args.get(a)) != _canonical(gold.get(a)))
     for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
@@ -210,12 +274,16 @@ def _argument_fault(domain: str, name: str, args: dict[str, Any], gold: dict[str
                 return "airline.cancel_ineligible", f"{name}: another reservation of the user, without a cancellation ground"
     if domain == "airline" and differ == {"passengers"} and seen is not None and _stale(args, gold, seen):
         return "airline.stale_value", f"{name}: passenger values from an earlier read, not the gold ones"
+    if domain == "airline" and differ == {"passengers"} and seen is not None and _invented(args, gold, seen, said):
+        return "airline.invented_passenger", f"{name}: passenger values no tool result or user message gave"
+    if db is not None and name == "book_reservation" and differ == {"payment_methods"} and _over_limits(db, args.get("user_id"), args.get("payment_methods")):
+        return "airline.payment_limits", f"{name}: payment methods beyond the policy's per-source limits"
     return UNATTRIBUTED, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
 
 
 def _attribute(
     domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
-    seen: list[str] | None = None, rejected: set[int] | None = None,
+    seen: list[str] | None = None, rejected: set[int] | None = None, said: list[str] | None = None,
 ) -> tuple[str, int | None, str]:
     from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.sim.plan import targets
@@ -241,7 +309,10 @@ def _attribute(
             other = next((j for j in same if _same_target(real[j][2], want)), same[0] if same else None)
             if other is not None:
                 pos, name, args = real[other]
-                fid, why = _argument_fault(domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None)
+                fid, why = _argument_fault(
+                    domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None,
+                    said[pos] if said is not None else "",
+                )
                 return fid, k, why
             extra = stray[0] if stray else None
             if extra is not None:
@@ -261,6 +332,15 @@ def _attribute(
             return PV, None, f"a write ({left[0][1]}) on a policy-violation task"
         return UNATTRIBUTED, len(gold), f"an extra write ({left[0][1]})"
     return UNATTRIBUTED, None, "the writes match the gold plan (e.g. information not communicated)"
+
+
+def _gold_index(gold: list[Any], call: tuple[str, dict[str, Any]]) -> int | None:
+    """The gold write a call makes (fields the tool ignores dropped), if any."""
+    for k, g in enumerate(gold):
+        want = dict(g.arguments)
+        if call[0] == g.name and _canonical(_projected(call[1], want)) == _canonical(want):
+            return k
+    return None
 
 
 def fit(run_dirs: list[Path]) -> FitResult:
@@ -304,7 +384,10 @@ def fit(run_dirs: list[Path]) -> FitResult:
                 result.failures += 1
                 db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
                 fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db,
-                                             _seen(record.simulation), _rejected(record.simulation))
+                                             _seen(record.simulation), _rejected(record.simulation), _said(record.simulation))
+                looped = _loop(record.simulation) if fid == UNATTRIBUTED else None
+                if looped is not None:
+                    fid, index, why = LOOP, _gold_index(gold, looped), f"{looped[0]} repeated until the run's limit"
             # The writes at risk: all of a passed simulation's; a failed one's up to its first deviation.
             at_risk = len(gold) if index is None else min(index + 1, len(gold))
             for k in range(at_risk):
@@ -317,6 +400,8 @@ def fit(run_dirs: list[Path]) -> FitResult:
                 # it is what the policy asks, not a fault, though tau2 fails the task.
                 fid, why = CONFLICT_REFUSAL, f"{why}: a documented gold conflict (the policy forbids this write)"
             reproducible = fid in (UNATTRIBUTED, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
+            if fid == LOOP and index is None:
+                reproducible = False  # a loop on a call that is no gold write: the sim loops on writes only
             if not reproducible:
                 opportunities[fid] += 1  # the real agent made it here; the sim cannot
                 result.not_reproducible[fid] = result.not_reproducible.get(fid, 0) + 1

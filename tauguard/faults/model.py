@@ -14,8 +14,11 @@ from tauguard import domains
 FaultClass = Literal["A", "T", "D", "W", "PV"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 # premature_transfer: a hand-off to a human instead of the write; bundle_confirmation: the write's
-# own confirmation is folded into the previous write's, which mentions it only vaguely.
-FaultKind = Literal["skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "call"]
+# own confirmation is folded into the previous write's, which mentions it only vaguely;
+# repeat_loop: the write, then the same call again and again until the run's step limit.
+FaultKind = Literal[
+    "skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "repeat_loop", "call"
+]
 ProbeLabel = Literal["allow", "verify", "refuse"]
 # What the write contract derives a generic fault's scope from (tools and violated clauses).
 DerivedScope = Literal["target_reads", "confirmation"]

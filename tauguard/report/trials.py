@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from tauguard.strategy_api.guard import GuardEvent
-from tauguard.analysis.metrics import trial_success
+from tauguard.runs.outcome_index import trial_success
 from tauguard.runs.records import TrialRecord
 from tauguard.report.model import GuardNote, ReportMessage, TrialView
 

@@ -127,7 +127,8 @@ def _decode_rows(body: bytes) -> list[IndexRow]:
     import msgspec
 
     try:
-        return _DECODER.decode(body)
+        rows: list[IndexRow] = _DECODER.decode(body)  # a Decoder(list[IndexRow]); _DECODER is Any
+        return rows
     except msgspec.DecodeError as exc:  # malformed JSON or a row of another shape
         raise ValueError(str(exc)) from None
 

@@ -165,7 +165,8 @@ def _type_name(tool_type: Any) -> str:
 @lru_cache(maxsize=None)
 def policy_text(domain: str) -> str:
     """The domain policy the agent receives."""
-    return make_environment(domain).get_policy()
+    policy: str = make_environment(domain).get_policy()  # τ² is untyped
+    return policy
 
 
 def is_agent_write(domain: str, action: Action) -> bool:

@@ -52,7 +52,7 @@ class _ReadGate:
 class PristineTable:
     """One pristine table of a process: its entries, and pickles to copy them from."""
 
-    def __init__(self, name: str, entries: dict[str, Any], adapter: TypeAdapter) -> None:
+    def __init__(self, name: str, entries: dict[str, Any], adapter: TypeAdapter[Any]) -> None:
         self.name = name
         self.entries = entries
         self._adapter = adapter
@@ -82,7 +82,7 @@ class PristineTable:
         return text
 
 
-class CowTable(dict):
+class CowTable(dict[Any, Any]):
     """A simulation's view of a pristine table; entries are copied when first reached."""
 
     __slots__ = ("origin", "touched", "_gate")

@@ -53,7 +53,7 @@ class CachedEvaluator:
         return self._gold[key]
 
     def _env_reward(
-        self, domain: str, task: t2.Task, messages: list, live_env: t2.Environment | None
+        self, domain: str, task: t2.Task, messages: list[t2.Message], live_env: t2.Environment | None
     ) -> t2.RewardInfo:
         criteria = task.evaluation_criteria
         assert criteria is not None
@@ -117,7 +117,7 @@ class CachedEvaluator:
         if t2.RewardType.NL_ASSERTION in basis:
             raise ValueError("NL assertions are part of the reward basis; tau2 26.3 base tasks have none")
         reward = 1.0
-        breakdown: dict = {}
+        breakdown: dict[t2.RewardType, float] = {}
         if basis & {t2.RewardType.DB, t2.RewardType.ENV_ASSERTION}:
             breakdown.update(env_info.reward_breakdown or {})
             reward *= env_info.reward

@@ -21,7 +21,7 @@ from typing import Any, Final
 from pydantic import BaseModel, Field
 
 from tauguard.tau2_adapter import compat as t2
-from tauguard.config import redact
+from tauguard.secrets import redact
 from tauguard.runs.records import Manifest, RoleUsage, TrialRecord, is_success
 from tauguard.runs.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
@@ -118,7 +118,7 @@ def _pool(domain: str, labels: set[str]) -> dict[str, t2.Task]:
 
 def infer_domain(results: ResultsFile) -> str | None:
     """The domain whose 26.3 gold most simulations' recorded gold matches (None: no match)."""
-    from tauguard.config import DOMAINS
+    from tauguard.domains import DOMAINS
 
     best: tuple[int, str | None] = (0, None)
     prints = [recorded_fingerprint(s) for s in results.simulations]

@@ -493,16 +493,23 @@ def not_cheapest(ctx: FaultContext) -> ToolCallView | None:
     return None
 
 
+def _booking(ctx: FaultContext) -> tuple[dict[str, Any], Any, list[dict[str, Any]]] | None:
+    """A gold booking's arguments, its user and a copy of its passengers (None: not a booking of a known user)."""
+    args = ctx.gold_call.arguments
+    user = _db(ctx).users.get(args.get("user_id"))
+    if ctx.gold_call.name != "book_reservation" or user is None:
+        return None
+    return args, user, [dict(p) for p in args.get("passengers", []) if isinstance(p, dict)]
+
+
 @register_generator("airline.stale_value")
 def stale_value(ctx: FaultContext) -> ToolCallView | None:
     """The gold booking with a passenger's date of birth as the profile (read with
     get_user_details) has it for the user or a saved passenger of that name, where the user gave another."""
-    db = _db(ctx)
-    args = ctx.gold_call.arguments
-    user = db.users.get(args.get("user_id"))
-    if ctx.gold_call.name != "book_reservation" or user is None:
+    booking = _booking(ctx)
+    if booking is None:
         return None
-    passengers = [dict(p) for p in args.get("passengers", []) if isinstance(p, dict)]
+    args, user, passengers = booking
     read = [(user.name.first_name, user.name.last_name, user.dob)]
     read += [(p.first_name, p.last_name, p.dob) for p in user.saved_passengers]
     for i, passenger in enumerate(passengers):
@@ -510,4 +517,26 @@ def stale_value(ctx: FaultContext) -> ToolCallView | None:
             if (passenger.get("first_name"), passenger.get("last_name")) == (first, last) and passenger.get("dob") != dob:
                 passengers[i] = {**passenger, "dob": dob}
                 return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
+    return None
+
+
+# An invented date of birth: no user or profile of the airline db has it as theirs (a made-up value).
+INVENTED_DOBS = ("2010-01-01", "2011-01-01")
+
+
+@register_generator("airline.invented_passenger")
+def invented_passenger(ctx: FaultContext) -> ToolCallView | None:
+    """The gold booking with the first companion (a passenger who is not the user) under the
+    user's last name and an invented date of birth: details the agent made up, not collected."""
+    booking = _booking(ctx)
+    if booking is None:
+        return None
+    args, user, passengers = booking
+    me = (user.name.first_name, user.name.last_name)
+    for i, passenger in enumerate(passengers):
+        if (passenger.get("first_name"), passenger.get("last_name")) == me:
+            continue
+        dob = next(d for d in INVENTED_DOBS if d != passenger.get("dob"))
+        passengers[i] = {**passenger, "last_name": user.name.last_name, "dob": dob}
+        return _call(ctx.gold_call.name, **{**args, "passengers": passengers})
     return None
