@@ -19,7 +19,7 @@ def tau2():
 
 def make_unit(domain: str, task_id: str, trial: int = 0, **kw):
     """A UnitSpec with sim defaults, for in-process worker tests."""
-    from tauguard.execution.plan import UnitSpec
+    from tauguard.execution.unit import UnitSpec
 
     base = dict(
         run_id="test", domain=domain, split="base", task_id=task_id, trial=trial, seed=7, strategy="react",

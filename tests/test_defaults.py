@@ -80,7 +80,7 @@ def test_load_toml_errors_are_one_line_file_field_message(tmp_path: Path, text: 
 def test_input_errors_share_one_base_class():
     from tauguard.analysis.gate import GateInputError
     from tauguard.analysis.compare import CompareError
-    from tauguard.execution.checks import PlanError
+    from tauguard.execution.preflight import PlanError
     from tauguard.probes.model import ProbeFileError
     from tauguard.strategy_api.registry import StrategyOptionsError, UnknownStrategyError
     from tauguard.runs.store import RunLoadError

@@ -101,7 +101,7 @@ def test_real_llm_units_run_on_threads_in_forked_workers(tmp_path: Path, monkeyp
 
 def test_sim_jobs_keep_a_tasks_trials_together_unless_workers_would_idle():
     from tauguard.execution.driver import sim_jobs
-    from tauguard.execution.plan import UnitSpec
+    from tauguard.execution.unit import UnitSpec
 
     def units(tasks: int, trials: int) -> list[UnitSpec]:
         return [UnitSpec(run_id="r", domain="airline", split="base", task_id=str(t), trial=k, seed=1, strategy="react",

@@ -28,9 +28,9 @@ def test_schema_rejects_bad_data() -> None:
     with pytest.raises(ValueError):
         clauses.ClauseBook.model_validate({"domain": "retail", "source": "s", "clause": [good]})
     with pytest.raises(ValueError):
-        clauses.Clause.model_validate(dict(good, enforcement="maybe"))
+        clauses.LedgerClause.model_validate(dict(good, enforcement="maybe"))
     with pytest.raises(ValueError):
-        clauses.Clause.model_validate(dict(good, surprise=1))
+        clauses.LedgerClause.model_validate(dict(good, surprise=1))
     # The enforcement files hold only id, enforcement and note; texts come from the policy pack.
     with pytest.raises(ValueError):
         clauses.EnforcementFile.model_validate({"domain": "airline", "clause": [{"id": "airline.x", "enforcement": "ledger", "text": "t"}]})

@@ -18,7 +18,7 @@ import pytest
 from joblib import Parallel, delayed
 
 from cli_helpers import REPO
-from tauguard.execution.processes import sigterm_as_interrupt
+from tauguard.execution.os_processes import sigterm_as_interrupt
 
 CYCLES = 200
 
@@ -31,7 +31,7 @@ def _sigterm_is_default() -> bool:
 def test_two_hundred_pool_cycles_under_the_runs_handler_do_not_hang():
     script = textwrap.dedent(f"""
         from joblib import Parallel, delayed
-        from tauguard.execution.processes import sigterm_as_interrupt
+        from tauguard.execution.os_processes import sigterm_as_interrupt
 
         def square(i):
             return i * i

@@ -158,7 +158,7 @@ def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate
     elif no_key:
         fail("--no-key applies to an --api-base server; give --api-base URL")
     from tauguard.config import ConfigError, resolve_config
-    from tauguard.execution.checks import PlanError, check_cache_dir, check_models
+    from tauguard.execution.preflight import PlanError, check_cache_dir, check_models
     from tauguard.execution.provider import RateLimit
     from tauguard.trajectories.audit import GuardModel
 

@@ -19,8 +19,8 @@ from tauguard.config import RunConfig
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.driver import execute
 from tauguard.execution.engines import WorkerLost
-from tauguard.execution.plan import UnitSpec
-from tauguard.execution.processes import Terminated, clean_joblib_folders, sigterm_as_interrupt
+from tauguard.execution.unit import UnitSpec
+from tauguard.execution.os_processes import Terminated, clean_joblib_folders, sigterm_as_interrupt
 from tauguard.runs.records import Manifest, TrialRecord
 from tauguard.secrets import scrub
 from tauguard.runs.store import RecordWriter, RunLock, completed_keys, write_manifest

@@ -30,7 +30,7 @@ from tauguard.execution.concurrency import default_concurrency
 from tauguard.execution.engines import INLINE_BACKENDS, Engine, describe, is_cluster
 from tauguard.execution.error_line import first_line
 from tauguard.execution.job import Job, Record
-from tauguard.execution.plan import UnitSpec, by_task, deal
+from tauguard.execution.unit import UnitSpec, by_task, deal
 from tauguard.secrets import scrub
 
 _WARNED_LOSSES = 5  # lost-job warnings printed one by one; the rest are counted

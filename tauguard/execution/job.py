@@ -17,8 +17,8 @@ from typing import Any, Callable, Generator, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauguard.execution.plan import UnitSpec
-from tauguard.execution.processes import exit_with_parent
+from tauguard.execution.unit import UnitSpec
+from tauguard.execution.os_processes import exit_with_parent
 
 Record = dict[str, Any]
 # Test-only: a worker running the job of this "domain/task_id" kills its own process, as a

@@ -18,7 +18,7 @@ from tauguard.execution.concurrency import describe as describe_parallelism
 from tauguard.execution.concurrency import threaded
 from tauguard.execution.engines import describe as describe_engine
 from tauguard.execution.engines import is_cluster
-from tauguard.execution.checks import (
+from tauguard.execution.preflight import (
     PlanError,
     check_backend,
     check_cache_dir,

@@ -10,7 +10,7 @@ from typing import Any
 
 from tauguard.config import SIM, RunConfig
 from tauguard.execution.batch import now_iso
-from tauguard.execution.checks import PlanError
+from tauguard.execution.preflight import PlanError
 from tauguard.runs.records import SIMULATION_NOTE, Manifest
 
 def resolve_tasks(config: RunConfig) -> dict[str, list[str]]:

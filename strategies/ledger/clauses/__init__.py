@@ -41,7 +41,7 @@ class EnforcementFile(BaseModel):
     clause: list[Enforced]
 
 
-class Clause(BaseModel):
+class LedgerClause(BaseModel):
     """One policy clause as the ledger cites it: the pack's clause plus its enforcement."""
 
     model_config = ConfigDict(extra="forbid")
@@ -61,7 +61,7 @@ class ClauseBook(BaseModel):
 
     domain: str
     source: str
-    clause: list[Clause]
+    clause: list[LedgerClause]
 
     @model_validator(mode="after")
     def _ids(self) -> ClauseBook:
@@ -73,7 +73,7 @@ class ClauseBook(BaseModel):
                 raise ValueError(f"clause {c.id} is not prefixed by its domain {self.domain}")
         return self
 
-    def get(self, rule_id: str) -> Clause:
+    def get(self, rule_id: str) -> LedgerClause:
         """The clause ``rule_id`` (KeyError if absent)."""
         for c in self.clause:
             if c.id == rule_id:
@@ -81,13 +81,13 @@ class ClauseBook(BaseModel):
         raise KeyError(rule_id)
 
 
-def _cited(domain: str, entry: Enforced) -> Clause:
+def _cited(domain: str, entry: Enforced) -> LedgerClause:
     pack = policy.load(domain)
     found = pack.get(entry.id)  # UnknownClauseError if the pack lacks it
     if found.kind is None:
         raise ValueError(f"clause {entry.id}: the ledger cites it, so the policy pack must give its kind")
     note = entry.note.format(c=policy.constants(domain))
-    return Clause(id=found.id, kind=found.kind, enforcement=entry.enforcement, tools=found.tools, text=found.text, note=note)
+    return LedgerClause(id=found.id, kind=found.kind, enforcement=entry.enforcement, tools=found.tools, text=found.text, note=note)
 
 
 @cache

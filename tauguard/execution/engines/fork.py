@@ -46,7 +46,7 @@ def _child_init(parent_pid: int, results: Any, stop: Any) -> None:
         # Keep-alive connections the run's process pooled (an earlier run in a long-lived
         # process) must not be shared by several children: each opens its own.
         litellm.in_memory_llm_clients_cache.flush_cache()
-    from tauguard.execution.processes import exit_with_parent
+    from tauguard.execution.os_processes import exit_with_parent
 
     exit_with_parent(parent_pid)
 

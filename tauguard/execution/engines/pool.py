@@ -22,7 +22,7 @@ from typing import Any
 
 from tauguard.execution.engines import JobOutput, WorkerLost
 from tauguard.execution.job import Job, job_records, run_job
-from tauguard.execution.processes import exit_with_parent
+from tauguard.execution.os_processes import exit_with_parent
 
 _DONE = "job-done"
 # Idle loky workers stay this long for the next run of a long-lived process (joblib's value).
