@@ -12,7 +12,8 @@ start excluded: they are timed as ``start_s``) to the last record; the time to t
 record; and the peak memory of the run's processes (sum of their proportional set sizes,
 so pages the forked workers share are counted once; the server's process excluded). Each row
 also gives the throughput with start-up counted (from the call to the last record), the CPU per
-simulation of the run's processes, and the load average.
+simulation of the run's processes with start-up (``cpu_ms_per_sim_with_start``) and without it
+(``cpu_ms_per_sim``: from the first record to the last), and the load average.
 Usage: python bench/bench_concurrency.py [--latency 1.0] [--levels 8,32,64,128]
 [--workers 2] [--waves 4]
 """
@@ -109,10 +110,34 @@ class _PeakMemory(threading.Thread):
             time.sleep(0.25)
 
 
+def _tree_cpu_s(exclude: int) -> float:
+    """User + system CPU seconds the run's live processes (this one and its workers) have used so far."""
+    total = 0
+    for pid in _tree(os.getpid(), exclude):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu_s() -> float:
     """User + system CPU seconds of this process and its waited-for children (the run's workers)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _recorder(stamps: list[float], retries: list[int], steady: list[float], sims: int, server_pid: int):  # noqa: ANN202
+    """The run's ``on_record``: each record's time and retries; the run's CPU at its first and last record."""
+
+    def on_record(rec, prog) -> None:  # noqa: ANN001
+        stamps.append(time.perf_counter())
+        retries.append(sum(u.retries for u in rec.usage.values()))
+        if len(stamps) in (1, sims):
+            steady.append(_tree_cpu_s(server_pid))
+
+    return on_record
 
 
 def main() -> None:
@@ -148,14 +173,13 @@ def main() -> None:
                 stamps: list[float] = []
                 retries: list[int] = []
                 begun: list[float] = []
+                steady: list[float] = []  # the run's CPU at its first and its last record
                 cpu0 = _cpu_s()
                 t0 = time.perf_counter()
                 run_plan = lifecycle.plan(config)
                 result = lifecycle.execute(
                     run_plan, on_start=lambda done, begun=begun: begun.append(time.perf_counter()),
-                    on_record=lambda rec, prog, stamps=stamps, retries=retries: (
-                        stamps.append(time.perf_counter()), retries.append(sum(u.retries for u in rec.usage.values()))
-                    ),
+                    on_record=_recorder(stamps, retries, steady, sims, server.pid or -1),
                 )
                 memory.running = False
                 memory.join()
@@ -175,7 +199,11 @@ def main() -> None:
                 "peak_pss_mb": round(max(memory.peak, 0)),
                 # CPU of this process and its workers, start-up included (the server's process excluded): load on the
                 # machine changes wall time far more than it changes this.
-                "cpu_ms_per_sim_with_start": round(1000 * cpu / n, 1) if n else None, "load": round(os.getloadavg()[0], 2),
+                "cpu_ms_per_sim_with_start": round(1000 * cpu / n, 1) if n else None,
+                # Between the first and the last record, per simulation finished in between: the conversations'
+                # own cost, without start-up (imports, forks, the first completion's lazy imports).
+                "cpu_ms_per_sim": round(1000 * (steady[-1] - steady[0]) / (n - 1), 1) if n > 1 and len(steady) == 2 else None,
+                "load": round(os.getloadavg()[0], 2),
             }
             results.append(row)
             print(json.dumps(row), flush=True)

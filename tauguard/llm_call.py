@@ -124,17 +124,31 @@ def is_cache_hit(response: Any) -> bool:
     return bool(hidden.get("cache_hit"))
 
 
-def usage_of(response: Any) -> GuardUsage:
-    """Tokens and cost of one completion; $0 for a cache hit or a model without a price."""
+def response_cost(response: Any) -> float:
+    """What one completion cost; $0 for a ``--cache`` hit or a model without a price.
+
+    litellm prices every response while answering (``_hidden_params["response_cost"]``, None
+    when it has no price): that figure is used rather than pricing the response a second time
+    (``completion_cost`` is ~7 % of a completion's CPU). A response litellm did not make
+    (no such entry) is priced here.
+    """
+    if is_cache_hit(response):
+        return 0.0
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        return float(hidden["response_cost"] or 0.0)
     import litellm
 
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # noqa: BLE001 -- unknown model names (local servers) have no price
+        return 0.0
+
+
+def usage_of(response: Any) -> GuardUsage:
+    """Tokens and cost of one completion; $0 for a cache hit or a model without a price."""
     usage = getattr(response, "usage", None)
-    cost = 0.0
-    if not is_cache_hit(response):
-        try:
-            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-        except Exception:  # noqa: BLE001 -- unknown model names (local servers) have no price
-            cost = 0.0
+    cost = response_cost(response)
     return GuardUsage(
         llm_calls=1,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -143,17 +157,24 @@ def usage_of(response: Any) -> GuardUsage:
     )
 
 
-def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-    """``litellm.completion`` under the run's rate limits, retries and cache, booked under
-    ``role``. Raises what the provider raised (:class:`~tauguard.execution.provider.ProviderUnavailable`
-    after the last retry)."""
+def disciplined(role: str, **request: Any) -> Any:
+    """``litellm.completion(**request)`` under the run's rate limits, retries and cache; only
+    its cache hits, retries and waits are booked under ``role`` (τ²'s agent and user, whose
+    calls and tokens the conversation itself counts, call this directly). Raises what the
+    provider raised (:class:`~tauguard.execution.provider.ProviderUnavailable` after the last
+    retry)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     import litellm
 
     from tauguard.execution.provider import state
 
     litellm.suppress_debug_info = True  # no provider banners on stderr for handled failures
-    response = state().call(litellm.completion, role=role, model=model, messages=messages, **kwargs)
+    return state().call(litellm.completion, role=role, **request)
+
+
+def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+    """:func:`disciplined`, with the call, its tokens and its cost booked under ``role``."""
+    response = disciplined(role, model=model, messages=messages, **kwargs)
     usage = usage_of(response)
     book(role, calls=1, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost)
     ledger = _LEDGER.get()

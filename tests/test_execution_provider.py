@@ -11,11 +11,11 @@ from tauguard.testing.llm_server import ScriptedLLMServer
 
 
 def _generate(server: ScriptedLLMServer, timeout: float = 5.0):
-    from tau2.data_model.message import UserMessage
-    from tau2.utils.llm_utils import generate
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.agents.llm_generate import generate
 
     return generate(
-        model="openai/flaky", messages=[UserMessage(role="user", content="hi")],
+        "agent", "openai/flaky", [t2.UserMessage(role="user", content="hi")],
         api_base=server.api_base, api_key="sk-test-not-a-real-key", timeout=timeout,
     )
 
@@ -64,3 +64,61 @@ def test_token_bucket_spaces_requests_at_the_rate():
         RateLimit.parse("gpt-4.1=fast")
     delays = [RetryPolicy(base_s=1, cap_s=8).delay(a, None) for a in range(6)]
     assert all(0.5 * min(8, 2**a) <= d <= min(8, 2**a) for a, d in enumerate(delays))
+
+
+def test_install_leaves_tau2_unpatched_and_the_agent_and_user_calls_are_booked_by_role():
+    """Issue 27: no global patch of τ²'s completion; the agent's and the user's completions go
+    through the discipline as their own roles (a retry is booked to the role that made it)."""
+    import tau2.utils.llm_utils as llm_utils
+
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.agents.llm import GuardContextLLMAgent
+    from tauguard.agents.llm_user import LLMUser
+    from tauguard.llm_call import start_unit
+
+    original = llm_utils.completion
+    state = install(max_retries=2)
+    state.policy = RetryPolicy(max_retries=2, base_s=0.01, cap_s=0.05)
+    assert llm_utils.completion is original
+    ledger = start_unit()
+    script = [{"status": 500, "content": "boom"}, {"content": "hello from the agent"}, {"content": "###STOP###"}]
+    with ScriptedLLMServer(script) as server:
+        args = {"api_base": server.api_base, "api_key": "sk-test-not-a-real-key", "timeout": 5}
+        agent = GuardContextLLMAgent(tools=t2.agent_tools("airline"), domain_policy="policy", llm="openai/a", llm_args=args)
+        reply, _ = agent.generate_next_message(t2.UserMessage(role="user", content="hi"), agent.get_init_state())
+        user = LLMUser(instructions="be brief", llm="openai/u", llm_args=args)
+        said, _ = user.generate_next_message(reply, user.get_init_state())
+        sent = server.requests
+    assert reply.content == "hello from the agent" and reply.cost == 0.0 and reply.usage == {"completion_tokens": 5, "prompt_tokens": 10}
+    assert isinstance(said, t2.UserMessage) and said.content == "###STOP###"
+    assert ledger.roles["agent"].retries == 1 and "user" not in ledger.roles  # the user's call needed no retry
+    assert len(sent) == 3 and sent[0]["tools"] and sent[0]["tool_choice"] == "auto" and "tools" not in sent[2]
+    assert [m["role"] for m in sent[2]["messages"]] == ["system", "user"]  # the agent's reply, seen as the user's turn
+
+
+def test_each_process_gets_one_connection_pool_without_a_size_limit_and_a_users_own_is_kept(monkeypatch):
+    """litellm's default pool (100 connections, 20 kept idle) queues calls beyond 100 in flight and
+    reconnects beyond 20; the provider gives each process its own unlimited one (never a parent's)."""
+    import httpx
+    import litellm
+
+    from tauguard.execution import provider
+    from tauguard.llm_call import disciplined
+
+    monkeypatch.setattr(litellm, "client_session", None)
+    monkeypatch.setattr(provider, "_POOL_PID", None)
+    install(max_retries=0)
+    with ScriptedLLMServer([{"content": "ok"}]) as server:
+        args = {"api_base": server.api_base, "api_key": "sk-test-not-a-real-key", "timeout": 5}
+        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "hi"}], **args)
+        ours = litellm.client_session
+        pool = ours._transport._pool  # type: ignore[union-attr]  # httpcore's pool: no public view of its limits
+        assert isinstance(ours, httpx.Client) and pool._max_connections > 10**6 and pool._max_keepalive_connections > 10**6
+        monkeypatch.setattr(provider, "_POOL_PID", -1)  # as in a forked worker: the parent's pool is not reused
+        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "again"}], **args)
+        assert litellm.client_session is not ours
+        own = httpx.Client()
+        monkeypatch.setattr(litellm, "client_session", own)
+        monkeypatch.setattr(provider, "_POOL_PID", None)
+        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "mine"}], **args)
+        assert litellm.client_session is own and len(server.requests) == 3

@@ -1,8 +1,8 @@
 """Provider discipline for real-LLM runs: shared rate limits, retries with backoff, the cache.
 
-Every completion tau2's LLMAgent and UserSimulator make goes through
-``tau2.utils.llm_utils.completion``; :func:`install` replaces it (once per process) with a
-wrapper (tauguard's own calls come through :func:`tauguard.llm_call.complete`) that
+Every completion of a run goes through :meth:`ProviderState.call`: the agent's and the user
+simulator's (tauguard's subclasses of τ²'s, :mod:`tauguard.agents.llm_generate`; τ² itself is
+not patched) and tauguard's own (:func:`tauguard.llm_call.complete`). It
 
 - answers from the ``--cache`` when it holds the same request (:mod:`.response_cache`);
 - waits for the model's rate limits (requests and tokens per minute), shared by every
@@ -18,9 +18,9 @@ happens in one place. Imports litellm only when installed.
 
 from __future__ import annotations
 
-import contextvars
 import email.utils
 import json
+import os
 import random
 import threading
 import time
@@ -228,8 +228,11 @@ class ProviderState:
         asked = kwargs.get("num_retries", kwargs.get("max_retries"))
         max_retries = self.policy.max_retries if asked is None else max(0, int(asked))
         buckets = self._buckets(model)
-        estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4  # ~4 characters a token
+        # ~4 characters a token; serialising the conversation costs, so only under a token limit.
+        estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4 if buckets and buckets[1] else 0.0
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
+        if _POOL_PID != os.getpid():
+            _own_connection_pool()
         kwargs["max_retries"] = 0
         for attempt in range(max_retries + 1):
             _check_not_stopping()
@@ -265,6 +268,40 @@ class ProviderState:
         raise AssertionError("unreachable")
 
 
+_POOL_PID: int | None = None  # the process whose connection pool litellm.client_session is
+_POOL_LOCK = threading.Lock()
+
+
+def _own_connection_pool() -> None:
+    """Give this process one connection pool without a size limit for litellm's
+    OpenAI-compatible calls (``litellm.client_session``), unless the user set one.
+
+    litellm's default pool holds at most 100 connections and keeps 20 idle: with more
+    simulations than that in flight in one process, calls queue for a connection (at C = 256
+    over 2 workers, 128 per process, that alone caps throughput near 0.78 of ideal), and every
+    connection beyond 20 is closed after its answer and opened again (a TCP handshake, and
+    for the loopback server a new thread) for the next call. The number of connections stays
+    bounded by the simulations in flight. A forked worker builds its own: sockets are never
+    shared across processes.
+    """
+    global _POOL_PID
+    import httpx
+    import litellm
+    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
+
+    pid = os.getpid()
+    with _POOL_LOCK:
+        if _POOL_PID == pid or (_POOL_PID is None and litellm.client_session is not None):
+            return  # ours already, or the user's own session
+        http2 = http2_enabled()
+        # As litellm builds its own session (TLS settings, redirects, HTTP/2), with no pool limit.
+        litellm.client_session = httpx.Client(
+            verify=get_ssl_configuration(http2=http2), follow_redirects=True, http2=http2,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+        )
+        _POOL_PID = pid
+
+
 def _from_cache(stored: dict[str, Any]) -> Any:
     from litellm import ModelResponse
 
@@ -274,10 +311,7 @@ def _from_cache(stored: dict[str, Any]) -> Any:
 
 
 _STATE = ProviderState()
-_INSTALLED = False
 _INSTALL_LOCK = threading.Lock()
-# The role of the tau2 completion in progress (set around tau2's agent and user ``generate``).
-_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("tauguard_role", default="llm")
 
 
 def state() -> ProviderState:
@@ -285,41 +319,14 @@ def state() -> ProviderState:
     return _STATE
 
 
-def _role_generate(original: Callable[..., Any], role: str) -> Callable[..., Any]:
-    """tau2's ``generate`` booking its completions under ``role``; a cached answer costs $0."""
-
-    def generate(*args: Any, **kwargs: Any) -> Any:
-        token = _ROLE.set(role)
-        before = _cache_hits(role)
-        try:
-            message = original(*args, **kwargs)
-        finally:
-            _ROLE.reset(token)
-        if _cache_hits(role) > before and getattr(message, "cost", None):
-            message.cost = 0.0
-        return message
-
-    return generate
-
-
-def _cache_hits(role: str) -> int:
-    from tauguard.llm_call import current
-
-    ledger = current()
-    usage = ledger.roles.get(role) if ledger is not None else None
-    return usage.cache_hits if usage is not None else 0
-
-
 def install(
     limits: dict[str, RateLimit] | None = None, max_retries: int | None = None, share: int = 1, cache: str | None = None,
     no_key: bool = False,
 ) -> ProviderState:
-    """Route tau2's completions through :class:`ProviderState` (idempotent; updates limits
-    and the cache directory).
+    """Set this process's limits, retries, key handling and cache directory (idempotent).
 
     ``share``: how many processes split the limits (each gets ``1/share``).
     """
-    global _INSTALLED
     with _INSTALL_LOCK:
         scaled = {m: RateLimit(lim.rpm / share, lim.tpm / share if lim.tpm else None) for m, lim in (limits or {}).items()}
         if scaled != _STATE.limits:
@@ -332,18 +339,4 @@ def install(
             _STATE.cache = None
         elif _STATE.cache is None or _STATE.cache.directory != cache:
             _STATE.cache = ResponseCache(cache)
-        if not _INSTALLED:
-            import tau2.agent.llm_agent as llm_agent
-            import tau2.user.user_simulator as user_simulator
-            import tau2.utils.llm_utils as llm_utils
-
-            original = llm_utils.completion
-
-            def completion(**kwargs: Any) -> Any:
-                return _STATE.call(original, role=_ROLE.get(), **kwargs)
-
-            llm_utils.completion = completion
-            llm_agent.generate = _role_generate(llm_agent.generate, "agent")
-            user_simulator.generate = _role_generate(user_simulator.generate, "user")
-            _INSTALLED = True
     return _STATE

@@ -174,7 +174,9 @@ def _build_user(spec: UnitSpec, task: t2.Task, env: t2.Environment, target: Any 
         from tauguard.attacks.runtime import llm_user_instructions
 
         instructions = llm_user_instructions(instructions, spec.domain, target, spec.attack, spec.llm_args.get("user", {}))
-    return t2.user_simulator_class()(
+    from tauguard.agents.llm_user import LLMUser
+
+    return LLMUser(
         tools=user_tools, instructions=instructions, llm=spec.user_llm, llm_args=spec.llm_args.get("user", {})
     )
 

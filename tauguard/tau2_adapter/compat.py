@@ -219,3 +219,18 @@ def evaluate_simulation_reference(simulation: SimulationRun, task: Task, domain:
     return evaluate_simulation(
         simulation=simulation, task=task, evaluation_type=EvaluationType.ALL, solo_mode=False, domain=domain
     )
+
+
+def llm_request_messages() -> Callable[[list[Message]], list[dict[str, Any]]]:
+    """tau2's conversion of its messages into a completion's ``messages`` (imports litellm)."""
+    from tau2.utils.llm_utils import to_litellm_messages
+
+    convert: Callable[[list[Message]], list[dict[str, Any]]] = to_litellm_messages
+    return convert
+
+
+def llm_empty_answer_retries() -> int:
+    """How often tau2's ``generate`` asks again after an empty answer (no text, no tool call)."""
+    from tau2.config import DEFAULT_MAX_RETRIES
+
+    return int(DEFAULT_MAX_RETRIES)
