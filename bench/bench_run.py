@@ -11,8 +11,13 @@ times are inflated, CPU times much less so):
   (environment, setup, conversation, guard, evaluation, gold side, record build, record
   write, and how much of it the garbage collector took), plus the plain tau2 pipeline's
   CPU per simulation on the same tasks;
-- default: airline base, 2 loky workers, simulations per second (wall) of ``tauguard run``
-  end to end (worker start-up included) and of the plain pipeline, and their ratio.
+- default: airline base (50 tasks x ``--trials``), 2 loky workers on both sides, each side a
+  fresh interpreter: ``tauguard run`` end to end and the plain pipeline. For each: simulations
+  per second with start-up (wall from launch to the last simulation) and without it (from the
+  first finished simulation to the last), the CPU seconds of its process tree (workers
+  included), the CPU per simulation without start-up (from a second, 1-task run of the same
+  side: (CPU(N) - CPU(1)) / (N - 1)), and the ratios. At 50 simulations (``--trials 1``)
+  start-up is most of a run; on a loaded machine trust the CPU figures, on an idle one all.
 
 Usage: python bench/bench_run.py [--trials K] [--breakdown [--tasks N] [--domains a,b]]
 """
@@ -60,29 +65,68 @@ def plain_tau2_unit(domain: str, task_id: str, trial: int) -> float:
     return evaluate_simulation(sim, task, EvaluationType.ALL, False, domain).reward
 
 
-def bench_plain(trials: int) -> tuple[float, int]:
+def plain_side(trials: int, num_tasks: int | None) -> None:
+    """The plain pipeline over airline base (2 loky workers), in this process: prints the seconds
+    from this call to the first and to the last finished simulation."""
     from joblib import Parallel, delayed
 
     from tauguard.tau2_adapter import compat as t2
 
-    ids = [t.id for t in t2.load_tasks("airline", "base")]
-    units = [(i, k) for k in range(trials) for i in ids]
     start = time.perf_counter()
-    rewards = Parallel(n_jobs=2, backend="loky")(delayed(plain_tau2_unit)("airline", i, k) for i, k in units)
-    elapsed = time.perf_counter() - start
+    ids = [t.id for t in t2.load_tasks("airline", "base")][:num_tasks]
+    units = [(i, k) for k in range(trials) for i in ids]
+    first = None
+    rewards = []
+    jobs = (delayed(plain_tau2_unit)("airline", i, k) for i, k in units)
+    for reward in Parallel(n_jobs=2, backend="loky", return_as="generator_unordered")(jobs):
+        first = time.perf_counter() - start if first is None else first
+        rewards.append(reward)
     assert all(r == 1.0 for r in rewards), "the plain pipeline should pass every task too"
-    return elapsed, len(units)
+    print(json.dumps({"first": first, "end": time.perf_counter() - start, "sims": len(units)}))
 
 
-def bench_tauguard(trials: int) -> tuple[float, int]:
+def _tree(cmd: list[str], poll: Path | None = None) -> tuple[float, float, float, str]:
+    """Run ``cmd``; return (s to the first record of ``poll``, s to the end, CPU s of its process
+    tree, stdout). Workers are reaped by the command, so their CPU counts in its rusage."""
+    sink = tempfile.TemporaryFile()  # not a pipe: a chatty child must never block on it
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=dict(os.environ))
+    first = None
+    # wait4 (not poll, which would reap the child and lose its rusage) until it exits.
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG if poll is not None else 0)
+        if pid:
+            break
+        if first is None and poll is not None and poll.exists() and poll.stat().st_size > 0:
+            first = time.perf_counter() - start
+        time.sleep(0.005)
+    end = time.perf_counter() - start
+    sink.seek(0)
+    out = sink.read().decode()
+    sink.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return (first if first is not None else end), end, usage.ru_utime + usage.ru_stime, out
+
+
+def bench_tauguard(trials: int, num_tasks: int | None) -> tuple[float, float, float, int]:
+    """(s to the first record, s to the end, CPU s of the process tree, simulations) of one `tauguard run`."""
     with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "tauguard", "run", "--strategy", "react", "--domain", "airline", "-k", str(trials),
-             "--workers", "2", "--out", out, "--name", "bench", "--plain"],
-            check=True, capture_output=True,
-        )
-        return time.perf_counter() - start, 50 * trials
+        cmd = [sys.executable, "-m", "tauguard", "run", "--strategy", "react", "--domain", "airline", "-k", str(trials),
+               "--workers", "2", "--out", out, "--name", "bench", "--plain"]
+        first, end, cpu, _ = _tree(cmd + (["--num-tasks", str(num_tasks)] if num_tasks else []),
+                                   poll=Path(out) / "bench" / "simulations.jsonl")
+        return first, end, cpu, sum(1 for _ in open(Path(out) / "bench" / "simulations.jsonl", "rb"))
+
+
+def bench_plain(trials: int, num_tasks: int | None) -> tuple[float, float, float, int]:
+    """The same figures for the plain pipeline, run as a fresh interpreter."""
+    cmd = [sys.executable, __file__, "--plain-side", "--trials", str(trials)] + (["--tasks", str(num_tasks)] if num_tasks else [])
+    _, end, cpu, out = _tree(cmd)
+    got = json.loads(out.strip().splitlines()[-1])
+    # The child's clock starts after its interpreter and imports (and stops before its exit):
+    # shift its first simulation by that offset.
+    return got["first"] + (end - got["end"]), end, cpu, got["sims"]
 
 
 def bench_help(repeats: int = 5) -> float:
@@ -203,21 +247,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--breakdown", action="store_true")
-    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--tasks", type=int, default=None, help="--breakdown: tasks per domain (default 20).")
+    parser.add_argument("--plain-side", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--domains", default="airline,retail,telecom")
     args = parser.parse_args()
+    args.tasks_given = args.tasks is not None
+    args.tasks = 20 if args.tasks is None else args.tasks
     if args.breakdown:
         for row in breakdown(args.domains.split(","), args.tasks, args.trials):
             print(json.dumps(row))
         return
+    if args.plain_side:
+        plain_side(args.trials, args.tasks if args.tasks_given else None)
+        return
     help_s = bench_help()
-    tg_s, tg_n = bench_tauguard(args.trials)
-    plain_s, plain_n = bench_plain(args.trials)
     print(f"tauguard --help (median of 5): {help_s:.3f} s")
-    print(f"tauguard run  : {tg_n} sims in {tg_s:.1f} s = {tg_n / tg_s:.2f} sims/s (wall, incl. worker start-up)")
-    print(f"plain tau2    : {plain_n} sims in {plain_s:.1f} s = {plain_n / plain_s:.2f} sims/s (wall, incl. worker start-up)")
-    print(f"ratio         : {(tg_n / tg_s) / (plain_n / plain_s):.2f}x")
-
+    sides = {"tauguard run": bench_tauguard, "plain tau2": bench_plain}
+    figures = {}
+    for name, bench in sides.items():
+        first, end, cpu, n = bench(args.trials, None)
+        _, _, cpu_one, n_one = bench(1, 1)
+        per_sim = (cpu - cpu_one) / (n - n_one)
+        figures[name] = (n / end, (n - 1) / (end - first) if end > first else float("nan"), cpu / n, per_sim)
+        print(f"{name:<13}: {n} sims; wall {end:.1f} s (first simulation at {first:.1f} s); "
+              f"{n / end:.2f} sims/s with start-up, {figures[name][1]:.2f} without; CPU {cpu:.1f} s "
+              f"({1000 * cpu / n:.0f} ms/sim with start-up, {1000 * per_sim:.1f} ms/sim without; a 1-sim run "
+              f"{cpu_one:.1f} s); load {os.getloadavg()[0]:.1f}", flush=True)
+    t, p = figures["tauguard run"], figures["plain tau2"]
+    print(f"ratio (tauguard / plain): wall throughput {t[0] / p[0]:.2f}x with start-up, {t[1] / p[1]:.2f}x without; "
+          f"CPU per simulation {p[2] / t[2]:.2f}x with start-up, {p[3] / t[3]:.2f}x without")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 if __name__ == "__main__":
     main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,21 @@ def test_guard_latency_and_error_rates(runs):
     html = render_html(data)
     assert "Guard against guard" in html and "Guard latency and guard errors" in html
     assert "False holds on the real-write benchmark" not in html  # no audit given
+
+
+@pytest.mark.parametrize("decoder", ["msgspec", "pydantic"])
+def test_guard_stats_read_back_by_span_are_those_of_the_records(runs, decoder, monkeypatch):
+    # A report that loaded outcomes only reads each unit's line back and decodes just the guard
+    # events (msgspec, else pydantic): the figures must be those of the fully parsed records.
+    from tauguard.report.guards import guard_stats
+    from tauguard.runs.store import load_run
+
+    full = guard_stats([load_run(p) for p in runs])
+    outcomes_only = [load_run(p, records=False) for p in runs]
+    assert all(r.spans is not None and not r.records for r in outcomes_only)
+    if decoder == "pydantic":
+        monkeypatch.setitem(sys.modules, "msgspec", None)  # as if msgspec were not installed
+    assert guard_stats(outcomes_only) == full and len(full) == 2
 
 
 @pytest.fixture(scope="module")

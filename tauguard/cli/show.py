@@ -12,18 +12,20 @@ from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
     from tauguard.analysis.summary import RunSummary
+    from tauguard.runs.store import Run
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def ci_line(run: object, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
+def ci_line(run: Run, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
     """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
-    from tauguard.analysis.metrics import common_k, metric_def, outcomes_from_units
+    from tauguard.analysis.metrics import common_k, metric_def, run_task_outcomes
     from tauguard.report.curves import curve
 
-    outcomes = outcomes_from_units(run.unit_outcomes())  # type: ignore[attr-defined]  # the outcome index suffices
+    # The outcome index suffices; the summary above reduced the run already (cached on it).
+    outcomes = run_task_outcomes(run)
     # tau2's rule, as the table above: up to the smallest trial count, every k over the same tasks.
     max_k = common_k(outcomes, metric_def("pass^"))
     if not max_k:

@@ -260,10 +260,34 @@ def read_tally_lines(run_dir: Path, records_size: int) -> list[str] | None:
     return lines if last == records_size else None
 
 
+def _json_loads() -> Callable[[str], Any]:
+    """msgspec's untyped JSON decoder (the same lists, numbers and strings as ``json.loads``, about
+    three times faster on a tally row: `show` parses one per record), else ``json.loads``."""
+    try:
+        import msgspec
+    except ImportError:
+        return json.loads
+    decode = msgspec.json.decode
+
+    def loads(text: str) -> Any:
+        try:
+            return decode(text)
+        except msgspec.DecodeError as exc:
+            raise ValueError(str(exc)) from None
+
+    return loads
+
+
+_LOADS: Callable[[str], Any] | None = None
+
+
 def parse_tally(line: str) -> RecordTally | None:
     """One row of the tallies file (None for a line that is not a record); ValueError when malformed."""
+    global _LOADS
+    if _LOADS is None:
+        _LOADS = _json_loads()
     try:
-        _, data = json.loads(line)
+        _, data = _LOADS(line)
         # The lists json gives serve as the tally's sequences: converting them costs more than
         # reading them, on 100,000 rows.
         return None if data is None else RecordTally._make(data)
