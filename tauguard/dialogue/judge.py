@@ -31,13 +31,13 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
-from tauguard.dialogue.polarity import About, Polarity, _fold, polarity, sentences
+from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
 from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_shares, states, values_at
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 3  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 4  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -347,7 +347,8 @@ class CompiledJudge:
                   view: DialogueView, facts: Facts) -> bool:
         statement, reply = turns[i], turns[j]
         about = sentence_about(domain, call, rule, facts, statement.text)
-        if polarity(reply.text, about) != "yes":
+        said = polarity(reply.text, about)
+        if said != "yes" and not (said in ("conditional", "question") and _resolved(turns, j, call, rule, domain, about)):
             return False
         if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
             return False
@@ -409,6 +410,32 @@ class CompiledJudge:
                 if result is not None and not result.error:
                     return False  # this very thing was already made with it: a second one needs its own yes
         return True
+
+
+# An answer saying what the user asked for cannot be had, or costs them something.
+_UNMET = re.compile(r"\b(?:unfortunately|not (?:able|possible|eligible|allowed)|unable|cannot|can'?t be|(?:is|are|will) not be waived|"
+                    r"(?:there )?(?:is|will be) an? (?:\w+ )?fee)\b", re.IGNORECASE)
+
+
+def _resolved(turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, domain: str, about: About) -> bool:
+    """Whether a yes that carries a question or condition (reply ``j``) is resolved before the write.
+
+    The reply must agree to this write in a sentence of its own; the agent's next message answers
+    the question or condition and the write follows that answer with no further reply (when the
+    user replies again, or is asked for the go-ahead again, the later pair is the confirmation, as
+    both labellers read a yes with a question back). The yes is not resolved when the
+    answer says about this write that what was asked cannot be had (the condition is not met),
+    or when it puts the action to the user again and the write does not wait for the reply
+    (the answer changed or re-opened the details).
+    """
+    if not any(_agrees(s) and about(s, None) in ("this", "unknown") for s in sentences(_fold(turns[j].text))):
+        return False
+    if j + 1 >= len(turns) or turns[j + 1].role != "agent":
+        return False  # nobody answered: the write went ahead on a yes that waits
+    answer = turns[j + 1].text
+    if j + 2 < len(turns) or asks_go_ahead(answer, call, rule, domain):
+        return False  # the user was asked again or answered again: that later pair is the confirmation
+    return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(_fold(answer)))
 
 
 def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
