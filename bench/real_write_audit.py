@@ -1,7 +1,7 @@
 """Audit guards on every shared real τ² file against the labelled real-write benchmark, pooled.
 
     python bench/real_write_audit.py [--strategy ledger --strategy action-guard ...] [--runs DIR]
-        [--shared ../shared/trajectories] [--no-follow-reads] [--catches] [--json out.json] [--workers 2]
+        [--shared DIR (default: the nearest shared/trajectories above the checkout)] [--no-follow-reads] [--catches] [--json out.json] [--workers 2]
         [--guard-llm MODEL [--api-base URL] [--no-key] | --loopback]
 
 Imports each file of ``--shared`` into ``--runs`` (reused when already there), runs
@@ -135,6 +135,11 @@ def audit(args: argparse.Namespace) -> None:
     per_domain: dict[str, list] = {}
     started = time.perf_counter()
     files = [p for p in sorted(args.shared.glob("*.json.gz")) if "unlabelled" not in p.name]
+    if not files:
+        # An empty audit would print all-zero figures and exit 0, which reads as a result.
+        print(f"error: --shared {args.shared} holds no τ² results files (*.json.gz); "
+              "give the folder of the shared real trajectories", file=sys.stderr)
+        raise SystemExit(2)
     sims = 0
     for path in files:
         run_dir = _import(path, args.runs)

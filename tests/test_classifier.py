@@ -17,7 +17,8 @@ from tauguard.classifier.dataset import LabelledState, ProbeSet, ProbeSetError, 
 from tauguard.classifier.metrics import paired_delta, score
 from tauguard.classifier.model import ArtifactError, inputs, load_artifact, train_artifact
 from tauguard.classifier.retrieval import RetrieverError, make_retriever
-from tauguard.classifier.state import build_state, missing_reads, read_map, render
+from tauguard.classifier.scope import clause_scope, contract_reads, in_scope
+from tauguard.classifier.state import build_state, read_map, render
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.strategy_api.guard import SessionContext, Verdict
 from tauguard.probes.model import Probe
@@ -69,10 +70,29 @@ def test_representations_differ_only_as_the_paper_defines() -> None:
         render(state, "bogus")  # type: ignore[arg-type]
 
 
-def test_missing_reads_name_the_read_of_an_unobserved_id() -> None:
-    assert missing_reads(build_state("airline", conversation(), CALL, TYPES)) == []
-    missing = missing_reads(build_state("airline", conversation(read=False), CALL, TYPES))
-    assert [(tool, args) for tool, args, _ in missing] == [("get_reservation_details", {"reservation_id": "XEHM4B"})]
+def test_contract_reads_name_the_target_read_of_an_unobserved_id() -> None:
+    assert contract_reads(build_state("airline", conversation(), CALL, TYPES)) == []
+    missing = contract_reads(build_state("airline", conversation(read=False), CALL, TYPES))
+    assert [(r.tool, r.arguments, r.clause) for r in missing] == [
+        ("get_reservation_details", {"reservation_id": "XEHM4B"}, "airline.reservation_owner")
+    ]
+    # user_id is an entity but no target of a cancellation: the contract derives no read of it
+    call = ToolCallView(name="cancel_reservation", arguments={"reservation_id": "XEHM4B", "user_id": "someone_else"})
+    assert [r.tool for r in contract_reads(build_state("airline", conversation(read=False), call, TYPES))] == ["get_reservation_details"]
+
+
+@pytest.mark.parametrize("domain", ["airline", "retail"])
+def test_clause_scope_is_the_packs_tool_scope_and_the_contracts_clauses(domain: str) -> None:
+    from tauguard.domains.contract import contract
+
+    pool = cl.clause_pool(domain)
+    for rule in contract(domain).write:
+        scope = clause_scope(domain, rule.tool)
+        assert rule.clause_ids() <= scope
+        assert {c.id for c in pool if rule.tool in c.tools} <= scope
+        assert all(rule.tool in c.tools or c.id in rule.clause_ids() for c in pool if c.id in scope)
+    ranking = [c.id for c in pool]
+    assert "airline.payment_limits" not in in_scope("airline", "cancel_reservation", ranking) if domain == "airline" else True
 
 
 def test_read_map_is_the_contracts_entities() -> None:
@@ -229,12 +249,53 @@ def test_session_maps_labels_to_verdicts() -> None:
     assert allow.verdict == Verdict.ALLOW and allow.evidence["backend"] == "sklearn"
     block = _session("refuse").before_write(CALL, conversation())
     assert block.verdict == Verdict.BLOCK
-    assert block.rule_id == block.evidence["retrieved"][0] and block.rule_id.startswith("airline.")
+    assert block.rule_id == block.evidence["cited"] and block.rule_id in clause_scope("airline", "cancel_reservation")
     assert cl.clause_text("airline", block.rule_id)[:20] in block.reason
     verify = _session("verify").before_write(CALL, conversation(read=False))
     assert verify.verdict == Verdict.VERIFY
     assert [(r.tool, r.arguments) for r in verify.required_reads] == [("get_reservation_details", {"reservation_id": "XEHM4B"})]
     assert "get_reservation_details" in verify.remediation
+
+
+class _FixedRetriever:
+    """Ranks a chosen clause first, the rest of the pool in pool order."""
+
+    name = "fixed"
+
+    def __init__(self, first: str) -> None:
+        self.first = first
+
+    def rank(self, query: str) -> list[str]:
+        return [self.first] + [c.id for c in cl.clause_pool("airline") if c.id != self.first]
+
+
+def _scoped_session(label: str, first: str = "airline.payment_limits") -> ClassifierSession:
+    session = _session(label)
+    session.gate.retriever = _FixedRetriever(first)
+    return session
+
+
+def test_decisions_cite_only_clauses_in_the_gated_tools_scope() -> None:
+    """Issue 22: a cancellation was held citing the booking's payment limits (sim airline task 42)."""
+    scope = clause_scope("airline", "cancel_reservation")
+    assert "airline.payment_limits" not in scope
+    block = _scoped_session("refuse").before_write(CALL, conversation())
+    assert block.verdict == Verdict.BLOCK and block.rule_id in scope
+    assert block.evidence["retrieved"] == ["airline.payment_limits"]  # the model still sees what it was trained on
+    assert block.rule_id == block.evidence["cited"] == in_scope("airline", "cancel_reservation", _FixedRetriever("airline.payment_limits").rank(""))[0]
+    assert cl.clause_text("airline", block.rule_id)[:20] in block.reason
+    allow = _scoped_session("allow").before_write(CALL, conversation())
+    assert allow.verdict == Verdict.ALLOW and allow.rule_id in scope
+
+
+def test_a_verify_names_contract_reads_or_allows() -> None:
+    # every read the contract derives for the cancellation was made: nothing to ask for
+    allow = _scoped_session("verify").before_write(CALL, conversation())
+    assert allow.verdict == Verdict.ALLOW and allow.evidence["label"] == "verify"
+    assert "no read the contract derives" in allow.evidence["not_followed"]
+    verify = _scoped_session("verify").before_write(CALL, conversation(read=False))
+    assert verify.verdict == Verdict.VERIFY and verify.rule_id == "airline.reservation_owner"
+    assert [(r.tool, r.arguments) for r in verify.required_reads] == [("get_reservation_details", {"reservation_id": "XEHM4B"})]
 
 
 def test_help_and_compare_stay_free_of_sklearn() -> None:

@@ -95,30 +95,3 @@ def test_install_leaves_tau2_unpatched_and_the_agent_and_user_calls_are_booked_b
     assert len(sent) == 3 and sent[0]["tools"] and sent[0]["tool_choice"] == "auto" and "tools" not in sent[2]
     assert [m["role"] for m in sent[2]["messages"]] == ["system", "user"]  # the agent's reply, seen as the user's turn
 
-
-def test_each_process_gets_one_connection_pool_without_a_size_limit_and_a_users_own_is_kept(monkeypatch):
-    """litellm's default pool (100 connections, 20 kept idle) queues calls beyond 100 in flight and
-    reconnects beyond 20; the provider gives each process its own unlimited one (never a parent's)."""
-    import httpx
-    import litellm
-
-    from tauguard.execution import provider
-    from tauguard.llm_call import disciplined
-
-    monkeypatch.setattr(litellm, "client_session", None)
-    monkeypatch.setattr(provider, "_POOL_PID", None)
-    install(max_retries=0)
-    with ScriptedLLMServer([{"content": "ok"}]) as server:
-        args = {"api_base": server.api_base, "api_key": "sk-test-not-a-real-key", "timeout": 5}
-        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "hi"}], **args)
-        ours = litellm.client_session
-        pool = ours._transport._pool  # type: ignore[union-attr]  # httpcore's pool: no public view of its limits
-        assert isinstance(ours, httpx.Client) and pool._max_connections > 10**6 and pool._max_keepalive_connections > 10**6
-        monkeypatch.setattr(provider, "_POOL_PID", -1)  # as in a forked worker: the parent's pool is not reused
-        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "again"}], **args)
-        assert litellm.client_session is not ours
-        own = httpx.Client()
-        monkeypatch.setattr(litellm, "client_session", own)
-        monkeypatch.setattr(provider, "_POOL_PID", None)
-        disciplined("agent", model="openai/m", messages=[{"role": "user", "content": "mine"}], **args)
-        assert litellm.client_session is own and len(server.requests) == 3

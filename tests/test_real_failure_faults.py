@@ -186,3 +186,11 @@ def test_an_invented_passenger_books_a_companion_under_made_up_details():
     # an invented date: nobody in the airline's records has it
     known = {u.dob for u in env.tools.db.users.values()} | {p.dob for u in env.tools.db.users.values() for p in u.saved_passengers}
     assert not set(INVENTED_DOBS) & known
+
+
+def test_a_repeat_loop_never_repeats_an_airline_cancellation():
+    # τ²'s cancel_reservation appends a refund per payment-history entry (refunds included): a
+    # repeated cancellation doubles the history each call and a loop to max_steps never ends.
+    loop = faults_by_id()["repeat_loop"]
+    assert not loop.applies_to("airline", "cancel_reservation")
+    assert loop.applies_to("airline", "update_reservation_flights") and loop.applies_to("retail", "cancel_pending_order")

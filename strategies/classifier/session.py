@@ -1,7 +1,8 @@
 """The classifier gate (per domain) and its per-simulation session.
 
-allow -> ALLOW; verify -> VERIFY naming the reads the evidence lacks when it can (an id
-argument no successful read has returned); refuse -> BLOCK citing the retrieved clause id.
+allow -> ALLOW; verify -> VERIFY naming the reads the write contract derives for the write and
+the evidence lacks; refuse -> BLOCK citing the best retrieved clause in the gated tool's scope
+(:mod:`tauguard.classifier.scope`; with neither ground, the call is allowed -- see ``_decision``).
 An LLM backend that fails (transport error, timeout, unparseable answer) holds the call
 (VERIFY with rule id ``guard.error.classifier_llm``): fail-closed.
 """
@@ -16,7 +17,8 @@ from tauguard.classifier.clauses import clause_pool, clause_text
 from tauguard.errors import TauguardInputError
 from tauguard.classifier.model import Artifact, decide, load_artifact
 from tauguard.classifier.retrieval import Retriever, make_retriever
-from tauguard.classifier.state import WITH_POLICY, DecisionState, build_state, missing_reads, render
+from tauguard.classifier.scope import clause_scope, contract_reads, in_scope
+from tauguard.classifier.state import WITH_POLICY, DecisionState, build_state, render
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, ReadRequest, SessionContext, Verdict
 
@@ -58,34 +60,53 @@ class Gate:
         artifact = load_artifact(Path(path), domain=domain, representation=options.representation)
         return cls(domain, artifact.retriever(options.retriever, options.encoder), options.k, artifact)
 
-    def retrieve(self, state: DecisionState) -> list[tuple[str, str]]:
-        """The top-k clauses (id, text) for the state's request + evidence."""
-        return [(cid, clause_text(self.domain, cid)) for cid in self.retriever.rank(state.query())[: self.k]]
+    def rank(self, state: DecisionState) -> list[str]:
+        """Every pool clause id, best first for the state's request + evidence."""
+        return self.retriever.rank(state.query())
+
+    def texts(self, ids: list[str]) -> list[tuple[str, str]]:
+        """The first k of ``ids`` with their texts."""
+        return [(cid, clause_text(self.domain, cid)) for cid in ids[: self.k]]
 
 
-def _decision(label: str, state: DecisionState, clauses: list[tuple[str, str]], clause_id: str | None, evidence: dict[str, Any]) -> GuardDecision:
-    cited = clause_id or (clauses[0][0] if clauses else None)
-    text = dict(clauses).get(cited or "", "") or (clause_text(state.domain, cited) if cited else "")
-    if label == "allow":
-        return GuardDecision(verdict=Verdict.ALLOW, rule_id=cited, evidence=evidence)
-    if label == "refuse":
+def _decision(label: str, state: DecisionState, ranking: list[str], clause_id: str | None, evidence: dict[str, Any]) -> GuardDecision:
+    """The verdict of ``label``, citing only clauses in the gated tool's scope.
+
+    ``ranking`` is the retriever's order of the whole pool; ``clause_id`` the clause a backend
+    named (None: none, or one outside the scope). The cited clause is that clause, else the best
+    ranked one in scope. A refuse with no clause in scope, and a verify with no read the
+    contract derives for the write, have no policy ground the agent could act on: they allow,
+    and the evidence keeps the backend's label and why it was not followed.
+    """
+    tool = state.action.name
+    cited = clause_id or next(iter(in_scope(state.domain, tool, ranking)), None)
+    evidence = {**evidence, "cited": cited}
+    if label == "refuse" and cited is not None:
         return GuardDecision(
             verdict=Verdict.BLOCK,
             rule_id=cited,
-            reason=f"the classifier refuses {state.action.name} under the policy: {text}",
+            reason=f"the classifier refuses {tool} under the policy: {clause_text(state.domain, cited)}",
             remediation="Do not perform this action; explain the policy to the user or transfer to a human agent.",
             evidence=evidence,
         )
-    reads = [ReadRequest(tool=tool, arguments=args, why=why) for tool, args, why in missing_reads(state)]
-    what = "; ".join(f"{r.tool}({', '.join(f'{k}={v}' for k, v in (r.arguments or {}).items())})" for r in reads)
-    return GuardDecision(
-        verdict=Verdict.VERIFY,
-        rule_id=cited,
-        reason=f"the classifier asks to verify before {state.action.name} (policy: {text})",
-        remediation=f"Read first: {what}." if reads else "Obtain the missing facts (read them, or get the user's explicit confirmation) and retry.",
-        required_reads=reads,
-        evidence=evidence,
-    )
+    reads = contract_reads(state) if label == "verify" else []
+    if label == "verify" and reads:
+        rule = reads[0].clause or cited
+        requests = [ReadRequest(tool=r.tool, arguments=r.arguments, why=r.why) for r in reads]
+        policy = f" (policy: {clause_text(state.domain, rule)})" if rule else ""
+        return GuardDecision(
+            verdict=Verdict.VERIFY,
+            rule_id=rule,
+            reason=f"the classifier asks to verify before {tool}{policy}",
+            remediation=f"Read first: {'; '.join(r.describe() for r in requests)}.",
+            required_reads=requests,
+            evidence=evidence,
+        )
+    if label == "refuse":
+        evidence["not_followed"] = f"no clause in the scope of {tool}"
+    elif label == "verify":
+        evidence["not_followed"] = f"no read the contract derives for {tool} is missing"
+    return GuardDecision(verdict=Verdict.ALLOW, rule_id=cited, evidence=evidence)
 
 
 class ClassifierSession(GuardSession):
@@ -97,10 +118,13 @@ class ClassifierSession(GuardSession):
 
     def before_write(self, call: ToolCallView, conversation: Conversation) -> GuardDecision:
         state = build_state(self.context.domain, conversation, call, self.context.tool_types)
-        clauses = self.gate.retrieve(state)
-        retrieved = [cid for cid, _ in clauses]
+        ranking = self.gate.rank(state)
         artifact = self.gate.artifact
         if artifact is not None:
+            # The artifact was trained on the unscoped top-k (train_policy "retrieved"), so it
+            # is given that input; only what the decision cites is restricted to the scope.
+            clauses = self.gate.texts(ranking)
+            retrieved = [cid for cid, _ in clauses]
             rep = artifact.meta.representation
             policy = "\n".join(text for _, text in clauses) if rep in WITH_POLICY else ""
             text = render(state, rep, policy)
@@ -114,9 +138,12 @@ class ClassifierSession(GuardSession):
                 "retrieved": retrieved,
                 "probabilities": {c: round(float(p), 4) for c, p in zip(classes, probabilities)},
             }
-            return _decision(label, state, clauses, None, evidence)
+            return _decision(label, state, ranking, None, evidence)
         from tauguard.classifier.llm import classify_llm
 
+        # A model with no training input to match is shown only clauses it may cite.
+        clauses = self.gate.texts(in_scope(self.context.domain, call.name, ranking))
+        retrieved = [cid for cid, _ in clauses]
         assert self.context.guard_llm is not None
         result = classify_llm(self.context.guard_llm, self.context.guard_llm_args, state, clauses)
         if result.answer is None:
@@ -130,10 +157,9 @@ class ClassifierSession(GuardSession):
                 raw=result.raw,
             )
         answer = result.answer
-        pool_ids = {c.id for c in clause_pool(self.context.domain)}
-        clause_id = answer.clause_id if answer.clause_id in pool_ids else None
+        clause_id = answer.clause_id if answer.clause_id in clause_scope(self.context.domain, call.name) else None
         evidence = {"backend": "llm", "label": answer.decision, "retrieved": retrieved, "missing": answer.missing, "model_reason": answer.reason}
-        decision = _decision(answer.decision, state, clauses, clause_id, evidence)
+        decision = _decision(answer.decision, state, ranking, clause_id, evidence)
         return decision.model_copy(update={"usage": result.usage, "raw": result.raw})
 
 

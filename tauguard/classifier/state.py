@@ -197,7 +197,7 @@ def render(state: DecisionState, representation: Representation, policy: str = "
     raise ValueError(f"unknown representation '{representation}'; allowed: {', '.join(REPRESENTATIONS)}")
 
 
-# ---------------------------------------------------------------- reads a VERIFY asks for
+# ---------------------------------------------------------------- how id arguments are read
 
 
 class ReadTarget(BaseModel):
@@ -211,20 +211,9 @@ class ReadTarget(BaseModel):
 
 @cache
 def read_map() -> dict[str, dict[str, ReadTarget]]:
-    """domain -> id argument of a WRITE -> the read observing it (the write contract's entities)."""
+    """domain -> id argument of a WRITE -> the read observing it (the write contract's entities;
+    :func:`tauguard.classifier.scope.contract_reads` picks a write's own)."""
     return {
         domain: {arg: ReadTarget(tool=e.read, argument=e.argument) for arg, e in entity_reads(domain).items()}
         for domain in contract_domains()
     }
-
-
-def missing_reads(state: DecisionState) -> list[tuple[str, dict[str, Any], str]]:
-    """Reads the evidence lacks: for each id argument of the pending call whose value no
-    successful read returned, the read that observes it as (tool, arguments, why)."""
-    seen_values = {f.value for f in state.evidence}
-    out = []
-    for arg, target in read_map().get(state.domain, {}).items():
-        value = state.action.arguments.get(arg)
-        if isinstance(value, str) and value and value not in seen_values:
-            out.append((target.tool, {target.argument: value}, f"no read has returned {arg} {value}"))
-    return out

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import os
 import random
 import threading
 import time
@@ -231,8 +230,6 @@ class ProviderState:
         # ~4 characters a token; serialising the conversation costs, so only under a token limit.
         estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4 if buckets and buckets[1] else 0.0
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
-        if _POOL_PID != os.getpid():
-            _own_connection_pool()
         kwargs["max_retries"] = 0
         for attempt in range(max_retries + 1):
             _check_not_stopping()
@@ -266,40 +263,6 @@ class ProviderState:
                 self.cache.put(key, response.model_dump(mode="json"))
             return response
         raise AssertionError("unreachable")
-
-
-_POOL_PID: int | None = None  # the process whose connection pool litellm.client_session is
-_POOL_LOCK = threading.Lock()
-
-
-def _own_connection_pool() -> None:
-    """Give this process one connection pool without a size limit for litellm's
-    OpenAI-compatible calls (``litellm.client_session``), unless the user set one.
-
-    litellm's default pool holds at most 100 connections and keeps 20 idle: with more
-    simulations than that in flight in one process, calls queue for a connection (at C = 256
-    over 2 workers, 128 per process, that alone caps throughput near 0.78 of ideal), and every
-    connection beyond 20 is closed after its answer and opened again (a TCP handshake, and
-    for the loopback server a new thread) for the next call. The number of connections stays
-    bounded by the simulations in flight. A forked worker builds its own: sockets are never
-    shared across processes.
-    """
-    global _POOL_PID
-    import httpx
-    import litellm
-    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
-
-    pid = os.getpid()
-    with _POOL_LOCK:
-        if _POOL_PID == pid or (_POOL_PID is None and litellm.client_session is not None):
-            return  # ours already, or the user's own session
-        http2 = http2_enabled()
-        # As litellm builds its own session (TLS settings, redirects, HTTP/2), with no pool limit.
-        litellm.client_session = httpx.Client(
-            verify=get_ssl_configuration(http2=http2), follow_redirects=True, http2=http2,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
-        )
-        _POOL_PID = pid
 
 
 def _from_cache(stored: dict[str, Any]) -> Any:
