@@ -25,8 +25,6 @@ KNOWN_CYCLES: list[frozenset[str]] = [
         "tauguard_strategies.ledger.readmap", "tauguard_strategies.ledger.readmap.airline",
         "tauguard_strategies.ledger.readmap.retail", "tauguard_strategies.ledger.readmap.telecom",
     }),
-    # metrics builds task tables on first use; the table's rows are metrics' types
-    frozenset({"tauguard.analysis.metrics", "tauguard.analysis.task_table"}),
     # compat builds environments through cow_env (function-level), cow_env uses compat's τ² names:
     # compat is the one module that prepares the τ² import (log level, litellm's cost map)
     frozenset({"tauguard.tau2_adapter.compat", "tauguard.tau2_adapter.cow_env"}),
