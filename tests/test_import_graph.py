@@ -20,11 +20,6 @@ KNOWN_CYCLES: list[frozenset[str]] = [
         "tauguard.classifier.dataset", "tauguard.classifier.real_states", "tauguard.probes.build",
         "tauguard.probes.evaluate", "tauguard.trajectories.probes",
     }),
-    # the ledger's read maps: the package registers its domain modules, which import its helpers
-    frozenset({
-        "tauguard_strategies.ledger.readmap", "tauguard_strategies.ledger.readmap.airline",
-        "tauguard_strategies.ledger.readmap.retail", "tauguard_strategies.ledger.readmap.telecom",
-    }),
 ]
 
 
