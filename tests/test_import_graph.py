@@ -15,11 +15,6 @@ import grimp
 KNOWN_CYCLES: list[frozenset[str]] = [
     # the LLM call helper and the provider state it books into (the perfllm work)
     frozenset({"tauguard.execution.provider", "tauguard.llm_call"}),
-    # the ledger's read maps: the package registers its domain modules, which import its helpers
-    frozenset({
-        "tauguard_strategies.ledger.readmap", "tauguard_strategies.ledger.readmap.airline",
-        "tauguard_strategies.ledger.readmap.retail", "tauguard_strategies.ledger.readmap.telecom",
-    }),
     # metrics builds task tables on first use; the table's rows are metrics' types
     frozenset({"tauguard.analysis.metrics", "tauguard.analysis.task_table"}),
     # compat builds environments through cow_env (function-level), cow_env uses compat's τ² names:

@@ -16,7 +16,7 @@ from tauguard.domains.contract import contract
 from tauguard_strategies.ledger import clauses
 from tauguard_strategies.ledger.ledger import LedgerBase
 from tauguard_strategies.ledger.predicates import GateContext, NeedFact, for_tool
-from tauguard_strategies.ledger.readmap import DomainMap
+from tauguard_strategies.ledger.readmap.base import DomainMap
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import GuardDecision, RuleFinding, Verdict, combine, held
 

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from tauguard_strategies.ledger.ledger import LedgerBase, WriteRecord
 from tauguard_strategies.ledger.parse import is_error_text, parse_content
-from tauguard_strategies.ledger.readmap import DomainMap
+from tauguard_strategies.ledger.readmap.base import DomainMap
 from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 
 

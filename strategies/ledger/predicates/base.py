@@ -16,7 +16,7 @@ from typing import Any
 
 from tauguard.domains.consistency import check_scope, check_write
 from tauguard_strategies.ledger.ledger import Fact
-from tauguard_strategies.ledger.readmap import DomainMap
+from tauguard_strategies.ledger.readmap.base import DomainMap
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import ReadRequest, RuleFinding, Verdict
 from tauguard.strategy_api.registry import Registry

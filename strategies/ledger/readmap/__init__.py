@@ -8,30 +8,9 @@ observed; the session refreshes those paths.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-from tauguard_strategies.ledger.ledger import LedgerBase
-from tauguard.strategy_api.conversation import ToolCallView
+from tauguard_strategies.ledger.readmap.base import DomainMap
 from tauguard.domains.consistency import ContractError, check_reads_known, check_write
 from tauguard.domains.contract import write_tools
-from tauguard.strategy_api.guard import ReadRequest
-
-ReadFn = Callable[[Any, ToolCallView, Any], list[str]]
-TouchFn = Callable[[Any, ToolCallView], list[str]]
-
-
-@dataclass(frozen=True)
-class DomainMap:
-    """The read map, write-touch map and hint function of one domain."""
-
-    reads: dict[str, ReadFn]
-    touches: dict[str, TouchFn]
-    hint: Callable[[tuple[str, ...]], ReadRequest | None]
-    # write tool -> the read whose parser reads its result: τ²'s writes return the updated
-    # record (a reservation, an order), which is an observation like a read's
-    returns: dict[str, str] = field(default_factory=dict)
 
 
 def domain_map(domain: str) -> DomainMap:
@@ -58,9 +37,3 @@ def check_map(domain: str, dmap: DomainMap) -> None:
     missing = sorted(set(write_tools(domain)) - set(dmap.touches))
     if missing:
         raise ContractError(f"{where}: no touch entry for {', '.join(missing)}, writes of the {domain} contract")
-
-
-def store(ledger: LedgerBase, collection: str, key: str, entity: Any) -> str:
-    """Put an observed entity at ``collection/key`` and return its path."""
-    getattr(ledger, collection)[key] = entity
-    return f"{collection}/{key}"

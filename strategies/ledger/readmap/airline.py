@@ -11,7 +11,7 @@ from tauguard_strategies.ledger.schemas.airline import (
     Reservation,
     User,
 )
-from tauguard_strategies.ledger.readmap import DomainMap, store
+from tauguard_strategies.ledger.readmap.base import DomainMap, store
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import ReadRequest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tauguard_strategies.ledger.schemas.retail import Order, Product, RetailLedger, User
-from tauguard_strategies.ledger.readmap import DomainMap, store
+from tauguard_strategies.ledger.readmap.base import DomainMap, store
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import ReadRequest
 

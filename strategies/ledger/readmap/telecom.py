@@ -15,7 +15,7 @@ from tauguard_strategies.ledger.schemas.telecom import (
     Plan,
     TelecomLedger,
 )
-from tauguard_strategies.ledger.readmap import DomainMap, store
+from tauguard_strategies.ledger.readmap.base import DomainMap, store
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import ReadRequest
 
