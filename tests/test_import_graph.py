@@ -15,11 +15,6 @@ import grimp
 KNOWN_CYCLES: list[frozenset[str]] = [
     # the LLM call helper and the provider state it books into (the perfllm work)
     frozenset({"tauguard.execution.provider", "tauguard.llm_call"}),
-    # probe sets built from imported trajectories, labelled by the classifier's real states
-    frozenset({
-        "tauguard.classifier.dataset", "tauguard.classifier.real_states", "tauguard.probes.build",
-        "tauguard.probes.evaluate", "tauguard.trajectories.probes",
-    }),
 ]
 
 

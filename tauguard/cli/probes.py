@@ -58,7 +58,7 @@ def build(
     variants (refuse / verify) and the task's policy-violation temptation (refuse). With
     --from-run: one probe per recorded agent write, labelled from its outcome class."""
     from tauguard.tau2_adapter import compat as t2
-    from tauguard.probes.build import build_probes, build_probes_from_run
+    from tauguard.probes.build import build_probes
     from tauguard.probes.model import write_probes
     from tauguard.probes.render import render_counts
 
@@ -66,12 +66,15 @@ def build(
     task = merge_task_ids(task_ids, task)
     verbose = plain or verbose
     if from_run is not None:
-        from tauguard.runs.store import RunLoadError
+        # probes from a run's recorded conversations are the trajectories package's (it sits above
+        # classifier and probes: its benchmark labels come from classifier.real_states)
+        from tauguard.runs.store import RunLoadError, load_run
+        from tauguard.trajectories.probes import probes_from_run
 
         if domain is not None or task:
             fail("--from-run takes the run's own domain and tasks; drop --domain/--task-ids")
         try:
-            probes = build_probes_from_run(str(from_run), progress=_progress(verbose))
+            probes = probes_from_run(load_run(str(from_run)), progress=_progress(verbose))
         except RunLoadError as exc:
             fail(str(exc))
         what = f"recorded writes of {from_run}"

@@ -240,12 +240,3 @@ def build_probes(
             progress(task.id)
         probes.extend(task_probes(domain, task))
     return probes
-
-
-def build_probes_from_run(run_dir: str, progress: Callable[[str], None] | None = None) -> list[Probe]:
-    """Probes at every agent write of a run's recorded conversations (labels from outcomes;
-    see :mod:`tauguard.trajectories.probes`). Raises RunLoadError for an unreadable run."""
-    from tauguard.runs.store import load_run
-    from tauguard.trajectories.probes import probes_from_run
-
-    return probes_from_run(load_run(run_dir), progress=progress)
