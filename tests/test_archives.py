@@ -71,7 +71,7 @@ def test_trusted_labels_decide_shared_golds_and_a_contradicted_label_is_not_trus
 
 
 def test_bare_list_of_a_later_task_release(tmp_path):
-    from tauguard.analysis.metrics import summarize_run
+    from tauguard.analysis.summary import summarize_run
     from tauguard.runs.store import load_run
 
     result = _import(ADAPTIVE, tmp_path)
@@ -90,7 +90,7 @@ def test_bare_list_of_a_later_task_release(tmp_path):
 
 
 def test_own_top_level_domain_and_an_infrastructure_error(tmp_path):
-    from tauguard.analysis.metrics import summarize_run
+    from tauguard.analysis.summary import summarize_run
     from tauguard.runs.store import load_run
 
     result = _import(CASCATA, tmp_path)
@@ -136,7 +136,7 @@ def test_other_task_version_excluded_or_scored_with_the_files_definition(tmp_pat
 
 def test_four_trials_give_real_pass_k(tmp_path):
     from tauguard.analysis.compare import compare_runs
-    from tauguard.analysis.metrics import summarize_run
+    from tauguard.analysis.summary import summarize_run
     from tauguard.runs.store import load_run
 
     mixed = _import(TRIALS4, tmp_path)

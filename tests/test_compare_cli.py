@@ -225,7 +225,8 @@ def test_check_and_compare_give_the_same_statistics_for_a_metric(tmp_path: Path)
     # draws depend only on the seed and the tasks, so both print the same CI and p. 40 tasks
     # with 20+ non-zero differences put the permutation test on its Monte Carlo path.
     from tauguard.analysis.compare import align, compare_metric
-    from tauguard.analysis.metrics import MetricSpec, task_outcomes
+    from tauguard.analysis.metrics import MetricSpec
+    from tauguard.analysis.task_table import task_outcomes
 
     domains = {"airline": 15, "retail": 25}
     a = write_run(tmp_path, "a", random_tasks(domains, trials=3, p_pass=0.4, seed=1))

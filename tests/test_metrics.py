@@ -8,16 +8,9 @@ from pathlib import Path
 import pytest
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
 
-from tauguard.analysis.metrics import (
-    TaskOutcome,
-    asr_at_k,
-    k_metric,
-    parse_metric,
-    pass_at_k,
-    pass_hat_k,
-    summarize_run,
-    task_outcomes,
-)
+from tauguard.analysis.metrics import TaskOutcome, asr_at_k, k_metric, parse_metric, pass_at_k, pass_hat_k
+from tauguard.analysis.task_table import task_outcomes
+from tauguard.analysis.summary import summarize_run
 from tauguard.runs.records import TrialRecord
 from tauguard.runs.store import load_run
 
@@ -235,7 +228,8 @@ def test_run_pass_hat_k_follows_tau2s_rule_and_is_monotone(tmp_path: Path) -> No
 
 
 def test_process_rates_follow_policyguide_and_do_not_reward_blocks() -> None:
-    from tauguard.analysis.metrics import outcomes_from_units, slice_metrics
+    from tauguard.analysis.metrics import slice_metrics
+    from tauguard.analysis.task_table import outcomes_from_units
     from tauguard.runs.outcome_index import UnitOutcome
 
     def unit(trial: int, success: bool, process: tuple[bool, int, int] | None) -> UnitOutcome:
@@ -262,7 +256,8 @@ def test_tcr_definitions_reference_values_with_a_guard_blocked_trace() -> None:
     all checks, both over outcome-passing traces; process-valid = reward 1 AND the rubric over
     all trials. tauguard's rule: a failed trace with a needed write a guard held stays in.
     """
-    from tauguard.analysis.metrics import outcomes_from_units, slice_metrics
+    from tauguard.analysis.metrics import slice_metrics
+    from tauguard.analysis.task_table import outcomes_from_units
     from tauguard.runs.outcome_index import UnitOutcome
 
     def unit(trial: int, success: bool, process: tuple[bool, int, int], blocked: int = 0) -> UnitOutcome:

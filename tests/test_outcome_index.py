@@ -6,7 +6,8 @@ from pathlib import Path
 
 from tauguard.analysis.compare import compare_runs
 from tauguard.strategy_api.guard import GuardEvent, GuardUsage, Verdict
-from tauguard.analysis.metrics import run_task_outcomes, summarize_run
+from tauguard.analysis.task_table import run_task_outcomes
+from tauguard.analysis.summary import summarize_run
 from tauguard.runs.outcome_index import INDEX, TALLIES, unit_outcome
 from tauguard.process.model import ProcessCheck, ProcessReport
 from tauguard.runs.records import AttackInfo, InjectedFault, RoleUsage, TrialRecord

@@ -6,7 +6,8 @@ import pytest
 
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.strategy_api.guard import GuardEvent, Verdict
-from tauguard.analysis.metrics import parse_metric, summarize_outcomes, task_outcomes
+from tauguard.analysis.metrics import parse_metric, summarize_outcomes
+from tauguard.analysis.task_table import task_outcomes
 from tauguard.process import conversation_from_messages, load, score_conversation, score_record
 from tauguard.process.rubric import domains
 from tauguard.runs.records import TrialRecord

@@ -249,7 +249,8 @@ def _rewrite(run_dir: Path, change) -> None:  # type: ignore[no-untyped-def]
 
 def test_attacks_give_asr_curves_tactic_bars_and_process_reports_give_process_valid_pass_k(tmp_path: Path) -> None:
     """Both sections read what records really carry: ``attack.tactic`` and the stored ``process`` report."""
-    from tauguard.analysis.metrics import k_metric, task_outcomes
+    from tauguard.analysis.metrics import k_metric
+    from tauguard.analysis.task_table import task_outcomes
     from tauguard.process.model import ProcessCheck, ProcessReport
     from tauguard.report import build_report, render_html
     from tauguard.runs.store import load_run

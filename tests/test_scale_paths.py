@@ -18,7 +18,8 @@ import pytest
 from tauguard.runs import outcome_index
 from tauguard.analysis.compare import _unique_rows, align, align_tables
 from tauguard.gc_pause import gc_paused, gc_paused_command
-from tauguard.analysis.metrics import METRICS, TaskOutcome, outcomes_from_units, task_sort_key
+from tauguard.analysis.metrics import METRICS, TaskOutcome, task_sort_key
+from tauguard.analysis.task_table import outcomes_from_units
 from tauguard.runs.outcome_index import INDEX, UnitOutcome, read_index
 from tauguard.analysis.task_table import TaskTable, row_groups
 from tauguard.testing.synthetic_runs import TaskSpec, write_run

@@ -72,7 +72,7 @@ def test_read_layout_without_task_id_and_trial(tmp_path):
 
 
 def test_import_manifest_records_and_metrics(runs):
-    from tauguard.analysis.metrics import summarize_run
+    from tauguard.analysis.summary import summarize_run
     from tauguard.runs.store import load_run, load_run_frame
 
     result = runs["claude"]

@@ -56,9 +56,9 @@ from tauguard.analysis.metrics import (
     headline_metric,
     metric_def,
     run_is_simulated,
-    run_task_table,
     task_sort_key,
 )
+from tauguard.analysis.task_table import run_task_table
 from tauguard.analysis.pairing import pairing_differences
 from tauguard.analysis.stats import (
     MeanCI,

@@ -65,9 +65,9 @@ from tauguard.analysis.metrics import (
     Subset,
     headline_metric,
     parse_metric,
-    run_task_table,
-    summarize_run,
 )
+from tauguard.analysis.task_table import run_task_table
+from tauguard.analysis.summary import summarize_run
 from tauguard.analysis.pairing import PairingDifference, pairing_differences
 from tauguard.analysis.stats import min_tasks_to_reject
 from tauguard.runs.store import Run

@@ -21,8 +21,8 @@ spelling, per-task value, direction and task pool, after lm-eval's
 that table, so a new per-task statistic is one row here. Per-task values are exact fractions, so
 no real difference is ever lost to float rounding (pass^28 of 60 trials is ~1e-15).
 
-Pure library: imports neither tau2 nor litellm; numpy only when outcomes are reduced
-(:mod:`tauguard.analysis.task_table`, imported on first use, so `--help` does not load it).
+Pure library: imports neither tau2 nor litellm, nor numpy: trial records and runs are reduced to
+task outcomes by :mod:`tauguard.analysis.task_table`, which builds on the types here.
 """
 
 from __future__ import annotations
@@ -45,16 +45,9 @@ from pydantic import (
 )
 
 from tauguard.errors import TauguardInputError
-from tauguard.gc_pause import gc_paused
-from tauguard.runs.outcome_index import (
-    UnitOutcome,
-    trial_success,  # noqa: F401  (re-exported: it was defined here)
-    unit_outcome,
-)
-from tauguard.runs.records import TrialRecord
+from tauguard.runs.outcome_index import trial_success  # noqa: F401  (re-exported: it was defined here)
 
 if TYPE_CHECKING:
-    from tauguard.analysis.task_table import TaskTable
     from tauguard.runs.store import Run
 
 Subset = Literal["all", "policy_violation", "mutation"]
@@ -156,34 +149,6 @@ class TaskOutcome(BaseModel):
         """The task's k-metric, or None when it has too few trials for k."""
         exact = metric_def(kind).per_task(self, k)
         return None if exact is None else float(exact)
-
-
-def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
-    """Reduce trial records to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    return outcomes_from_units(unit_outcome(rec) for rec in records)
-
-
-def run_task_outcomes(run: Run) -> list[TaskOutcome]:
-    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without).
-
-    Computed once per run (reports and multi-run compares reduce a run many times); do not mutate them.
-    """
-    return run.derived("task_outcomes", lambda _: run_task_table(run).outcomes())
-
-
-def run_task_table(run: Run) -> TaskTable:
-    """The task outcomes of a loaded run as a :class:`~tauguard.analysis.task_table.TaskTable` (once per run; do not mutate)."""
-    from tauguard.analysis.task_table import TaskTable
-
-    return run.derived("task_table", TaskTable.from_units)
-
-
-def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
-    """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
-    from tauguard.analysis.task_table import TaskTable
-
-    with gc_paused():  # 10^5 units and tasks at scale (tauguard.gc_pause)
-        return TaskTable.from_units(units if isinstance(units, Sequence) else list(units)).outcomes()
 
 
 def task_sort_key(key: tuple[str, str]) -> str:
@@ -644,15 +609,3 @@ def run_is_simulated(run: Run) -> bool:
     """Whether a run used the sim model (manifest flag, or any record's flag)."""
     units = run.records if run.units is None else run.units
     return run.manifest.simulated or any(u.simulated for u in units)
-
-
-def summarize_run(run: Run) -> RunMetrics:
-    """Metrics of a loaded run, per slice, for k = 1..(largest evaluated n)."""
-    return summarize_outcomes(
-        run_task_outcomes(run),
-        run_id=run.manifest.run_id,
-        strategy=run.manifest.strategy,
-        simulated=run_is_simulated(run),
-        domains=run.manifest.domains,
-        skipped_lines=run.skipped_lines,
-    )

@@ -14,9 +14,22 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.attacks.report import AttackReport, AttackTrial, attack_report_trials
-from tauguard.analysis.metrics import RunMetrics, summarize_run
+from tauguard.analysis.metrics import RunMetrics, run_is_simulated, summarize_outcomes
+from tauguard.analysis.task_table import run_task_outcomes
 from tauguard.runs.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
 from tauguard.runs.store import Run, RunLoadError, records_size
+
+
+def summarize_run(run: Run) -> RunMetrics:
+    """Metrics of a loaded run, per slice, for k = 1..(largest evaluated n)."""
+    return summarize_outcomes(
+        run_task_outcomes(run),
+        run_id=run.manifest.run_id,
+        strategy=run.manifest.strategy,
+        simulated=run_is_simulated(run),
+        domains=run.manifest.domains,
+        skipped_lines=run.skipped_lines,
+    )
 
 
 class FaultClassRow(BaseModel):

@@ -1,13 +1,15 @@
 """A run's task outcomes as columns: one row per (domain, task), its counts in numpy arrays.
 
-:func:`tauguard.analysis.metrics.outcomes_from_units` reduces a run's unit outcomes (one per trial) to
+:func:`outcomes_from_units` reduces a run's unit outcomes (one per trial) to
 one :class:`~tauguard.analysis.metrics.TaskOutcome` per task. At 100x (10^5 trials, 27,800 tasks per
 run) building those pydantic objects, and pairing them, was most of `compare`'s time, while the
 metrics read only a few distinct ones: tasks with equal counts have equal per-task values.
 :class:`TaskTable` holds the same reduction as arrays, so `compare` and `check` align, select
 and group tasks with array operations and build a :class:`~tauguard.analysis.metrics.TaskOutcome` only
 for each distinct row (:meth:`TaskTable.outcome`). :meth:`TaskTable.outcomes` gives the list
-:func:`~tauguard.analysis.metrics.outcomes_from_units` always gave, object for object.
+:func:`outcomes_from_units` always gave, object for object. The run-level reductions
+(:func:`run_task_outcomes`, :func:`run_task_table`) live here too, so the metrics (whose types the
+rows are) never import the table.
 
 Pure library: imports neither tau2 nor litellm.
 """
@@ -16,14 +18,19 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from tauguard.analysis.metrics import Subset, TaskOutcome, task_sort_key
-from tauguard.runs.outcome_index import UnitOutcome
+from tauguard.gc_pause import gc_paused
+from tauguard.runs.outcome_index import UnitOutcome, unit_outcome
+from tauguard.runs.records import TrialRecord
+
+if TYPE_CHECKING:
+    from tauguard.runs.store import Run
 
 # The integer counters of a TaskOutcome, in the order of TaskTable.counts' columns.
 COUNTERS = (
@@ -267,3 +274,27 @@ def _reward_sums(
         if not u.error and u.reward is not None:
             sums[tasks[(u.domain, u.task_id)]] += u.reward
     return np.array(sums, dtype=np.float64)
+
+
+def task_outcomes(records: Iterable[TrialRecord]) -> list[TaskOutcome]:
+    """Reduce trial records to one :class:`TaskOutcome` per (domain, task), sorted by key."""
+    return outcomes_from_units(unit_outcome(rec) for rec in records)
+
+
+def run_task_outcomes(run: Run) -> list[TaskOutcome]:
+    """The task outcomes of a loaded run (from its records, or its outcome index when loaded without).
+
+    Computed once per run (reports and multi-run compares reduce a run many times); do not mutate them.
+    """
+    return run.derived("task_outcomes", lambda _: run_task_table(run).outcomes())
+
+
+def run_task_table(run: Run) -> TaskTable:
+    """The task outcomes of a loaded run as a :class:`TaskTable` (once per run; do not mutate)."""
+    return run.derived("task_table", TaskTable.from_units)
+
+
+def outcomes_from_units(units: Iterable[UnitOutcome]) -> list[TaskOutcome]:
+    """Reduce unit outcomes (one per trial) to one :class:`TaskOutcome` per (domain, task), sorted by key."""
+    with gc_paused():  # 10^5 units and tasks at scale (tauguard.gc_pause)
+        return TaskTable.from_units(units if isinstance(units, Sequence) else list(units)).outcomes()

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from tauguard.analysis.metrics import KValue, k_metric, max_trials, outcomes_from_units
+from tauguard.analysis.metrics import KValue, k_metric, max_trials
+from tauguard.analysis.task_table import outcomes_from_units
 from tauguard.runs.outcome_index import UnitOutcome, record_tally, unit_outcome
 from tauguard.runs.records import TrialRecord
 

@@ -79,7 +79,8 @@ def power(
     `compare` does. Without --vs the candidate breaks (Δ < 0) or fixes (Δ > 0) whole tasks.
     """
     from tauguard.analysis.compare import load_runs
-    from tauguard.analysis.metrics import run_is_simulated, run_task_outcomes
+    from tauguard.analysis.metrics import run_is_simulated
+    from tauguard.analysis.task_table import run_task_outcomes
     from tauguard.analysis.power import PowerError, plan_power
     from tauguard.runs.store import RunLoadError
 

@@ -21,7 +21,8 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def ci_line(run: Run, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
     """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
-    from tauguard.analysis.metrics import common_k, metric_def, run_task_outcomes
+    from tauguard.analysis.metrics import common_k, metric_def
+    from tauguard.analysis.task_table import run_task_outcomes
     from tauguard.report.curves import curve
 
     # The outcome index suffices; the summary above reduced the run already (cached on it).

@@ -2,69 +2,57 @@
 
 Everything tau2-specific that tauguard relies on (domain environment constructors, task
 loading, tool types, message classes, base agent/user classes, orchestrator, evaluator
-pieces) is imported here, so a change in tau2 is mended in one module. Imports that pull in
+pieces) is imported here (its fast names through :mod:`tauguard.tau2_adapter.tau2_names`, which
+prepares the import), so a change in tau2 is mended in the adapter. Imports that pull in
 litellm (the orchestrator, LLMAgent, UserSimulator: ~5 s) are functions, not module-level.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 from functools import lru_cache
 from typing import Any, Callable
 
 from tauguard.errors import TauguardInputError
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from loguru import logger as _loguru  # noqa: E402
-
-# tau2 logs every tool response at DEBUG to stderr; a run's own progress output is what the
-# user should see. `tauguard run --verbose` re-enables it.
-_loguru.disable("tau2")
-
-# Fast imports (no litellm): data models, environments, env/action/communicate evaluators.
-from tau2.data_model.message import (  # noqa: E402
+# tau2's import is prepared (cost map, log level) in tau2_names, the base cow_env shares.
+from tauguard.tau2_adapter.tau2_names import (
+    DOMAINS,
+    OUT_OF_SCOPE,
+    STOP,
+    TRANSFER,
+    Action,
     AssistantMessage,
+    Environment,
     Message,
     MultiToolMessage,
+    Results,
+    RewardInfo,
+    RewardType,
+    SimulationRun,
+    StructuredUserInstructions,
     SystemMessage,
+    Task,
+    TerminationReason,
     ToolCall,
     ToolMessage,
+    ToolType,
     UserMessage,
+    UserState,
+    _env_module,
+    env_module,
 )
-from tau2.data_model.simulation import Results, RewardInfo, SimulationRun, TerminationReason  # noqa: E402
-from tau2.data_model.tasks import Action, RewardType, StructuredUserInstructions, Task  # noqa: E402
-from tau2.environment.environment import Environment  # noqa: E402
-from tau2.environment.toolkit import ToolType  # noqa: E402
-from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER, UserState  # noqa: E402
-
-from tauguard.domains import DOMAINS  # noqa: E402  (the one list: the domain folders)
+from tauguard.tau2_adapter.cow_env import fresh_environment
 
 __all__ = [
     "AssistantMessage", "Message", "MultiToolMessage", "SystemMessage", "ToolCall", "ToolMessage",
     "UserMessage", "Results", "RewardInfo", "SimulationRun", "TerminationReason", "Action", "RewardType",
     "StructuredUserInstructions", "Task", "Environment", "ToolType", "STOP", "TRANSFER",
-    "OUT_OF_SCOPE", "UserState", "DOMAINS",
+    "OUT_OF_SCOPE", "UserState", "DOMAINS", "env_module",
 ]
-
-
-def _env_module(domain: str) -> Any:
-    if domain not in DOMAINS:
-        raise TauguardInputError(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
-    return importlib.import_module(f"tau2.domains.{domain}.environment")
-
-
-def env_module(domain: str) -> Any:
-    """The ``tau2.domains.<domain>.environment`` module."""
-    return _env_module(domain)
 
 
 def make_environment(domain: str) -> Environment:
     """A fresh environment of ``domain`` in its pristine state (copy-on-write, see ``cow_env``)."""
-    from tauguard.tau2_adapter.cow_env import fresh_environment
-
     return fresh_environment(domain)
 
 

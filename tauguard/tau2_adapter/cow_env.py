@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, TypeAdapter
 
-from tauguard.tau2_adapter import compat as t2
+from tauguard.tau2_adapter import tau2_names as t2
 
 _ABSENT: Any = object()
 
