@@ -10,8 +10,8 @@ the ``--cache``; see :mod:`tauguard.execution.provider`) and books the call unde
 tau2's agent and user completions go through the same discipline (``provider.install``) as
 roles ``agent`` and ``user``.
 
-A simulation opens a :class:`UnitLedger` (:func:`start_unit`); every call made in its
-thread is booked there by role: calls, tokens and cost of :func:`complete` calls, plus,
+A simulation opens a :class:`~tauguard.usage_ledger.UnitLedger`
+(:func:`~tauguard.usage_ledger.start_unit`); every call made in its thread is booked there by role: calls, tokens and cost of :func:`complete` calls, plus,
 for every role, cache hits, retries and seconds waited in the rate limiter. A cache hit
 costs $0 (it was paid for when first stored).
 
@@ -20,20 +20,17 @@ Imports litellm only when a call is made.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import os
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from tauguard.strategy_api.guard import GuardUsage
 from tauguard.llm_answer import parse_json_answer
-from tauguard.runs.records import RoleUsage
 from tauguard.secrets import scrub
+from tauguard.usage_ledger import book, current
 
 #: The ``system_fingerprint`` of the scripted loopback server (:mod:`tauguard.testing.llm_server`):
 #: answers carrying it are plumbing, not a model's.
@@ -43,80 +40,6 @@ DEFAULT_TIMEOUT_S = 120.0
 _FAILURE_CHARS = 300  # a provider's error text is cut to this many characters
 
 A = TypeVar("A", bound=BaseModel)
-
-_LEDGER: contextvars.ContextVar["UnitLedger | None"] = contextvars.ContextVar("tauguard_ledger", default=None)
-
-
-class UnitLedger:
-    """Per-role usage of one simulation, booked as calls happen."""
-
-    def __init__(self) -> None:
-        self.roles: dict[str, RoleUsage] = {}
-        self.scripted = 0  # answers from the scripted loopback server (SCRIPTED_FINGERPRINT)
-        self._lock = threading.Lock()
-
-    def book(self, role: str, **amounts: float) -> None:
-        """Add ``amounts`` (RoleUsage field -> number) to ``role``."""
-        with self._lock:
-            usage = self.roles.setdefault(role, RoleUsage())
-            for name, amount in amounts.items():
-                current = getattr(usage, name)
-                setattr(usage, name, (current or 0) + amount if name == "cost" else current + amount)
-
-    def merged(self, usage: dict[str, RoleUsage]) -> dict[str, RoleUsage]:
-        """``usage`` (counted from the conversation and guard events) with the ledger's cache
-        hits, retries and waits added, and the roles only the ledger saw (e.g. ``attacker``)."""
-        out = dict(usage)
-        with self._lock:
-            for role, booked in self.roles.items():
-                if role not in out:
-                    out[role] = booked.model_copy()
-                    continue
-                out[role] = out[role].model_copy(
-                    update={"cache_hits": booked.cache_hits, "retries": booked.retries, "waited_s": booked.waited_s}
-                )
-        return out
-
-
-@contextmanager
-def metered() -> Iterator[UnitLedger]:
-    """Book the calls made inside the ``with`` block in a fresh ledger (the enclosing one, if
-    any, sees none of them); the audit uses it to count each hook's calls."""
-    ledger = UnitLedger()
-    token = _LEDGER.set(ledger)
-    try:
-        yield ledger
-    finally:
-        _LEDGER.reset(token)
-
-
-def guard_usage(ledger: UnitLedger, role: str = "guard") -> GuardUsage:
-    """The calls, tokens and cost ``ledger`` booked for ``role``, as a :class:`GuardUsage`."""
-    booked = ledger.roles.get(role)
-    if booked is None:
-        return GuardUsage()
-    return GuardUsage(llm_calls=booked.calls, prompt_tokens=booked.prompt_tokens,
-                      completion_tokens=booked.completion_tokens, cost=booked.cost or 0.0)
-
-
-def start_unit() -> UnitLedger:
-    """A fresh ledger for the simulation running in this thread."""
-    ledger = UnitLedger()
-    _LEDGER.set(ledger)
-    return ledger
-
-
-def current() -> UnitLedger | None:
-    """The ledger of the simulation running in this thread, if any."""
-    return _LEDGER.get()
-
-
-def book(role: str, **amounts: float) -> None:
-    """Book ``amounts`` for ``role`` in the current simulation's ledger (none: dropped)."""
-    ledger = _LEDGER.get()
-    if ledger is not None:
-        ledger.book(role, **amounts)
-
 
 def is_cache_hit(response: Any) -> bool:
     """Whether ``response`` came from the ``--cache`` rather than the provider."""
@@ -177,7 +100,7 @@ def complete(role: str, model: str, messages: list[dict[str, Any]], **kwargs: An
     response = disciplined(role, model=model, messages=messages, **kwargs)
     usage = usage_of(response)
     book(role, calls=1, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost)
-    ledger = _LEDGER.get()
+    ledger = current()
     if ledger is not None and getattr(response, "system_fingerprint", None) == SCRIPTED_FINGERPRINT:
         with ledger._lock:
             ledger.scripted += 1

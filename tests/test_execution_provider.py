@@ -74,7 +74,7 @@ def test_install_leaves_tau2_unpatched_and_the_agent_and_user_calls_are_booked_b
     from tauguard.tau2_adapter import compat as t2
     from tauguard.agents.llm import GuardContextLLMAgent
     from tauguard.agents.llm_user import LLMUser
-    from tauguard.llm_call import start_unit
+    from tauguard.usage_ledger import start_unit
 
     original = llm_utils.completion
     state = install(max_retries=2)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from tauguard import llm_call
+from tauguard import llm_call, usage_ledger
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 KEY = "sk-test-structured-not-a-real-key"
@@ -26,7 +26,7 @@ def ask(server: ScriptedLLMServer, **kwargs: Any) -> llm_call.StructuredResult[A
 
 def test_an_answer_is_validated_and_its_tokens_are_in_the_result_and_the_ledger() -> None:
     reply = {"content": 'Sure: {"decision": "refuse"}', "usage": {"prompt_tokens": 321, "completion_tokens": 7}}
-    with ScriptedLLMServer([reply]) as server, llm_call.metered() as ledger:
+    with ScriptedLLMServer([reply]) as server, usage_ledger.metered() as ledger:
         result = ask(server)
     assert result.answer == Answer(decision="refuse") and result.failure is None
     assert result.raw == reply["content"]
@@ -44,7 +44,7 @@ def test_an_answer_of_the_wrong_shape_is_an_unparseable_failure_keeping_the_raw_
 
 
 def test_a_timeout_is_a_transport_failure_counted_as_one_call() -> None:
-    with ScriptedLLMServer([{"content": '{"decision": "allow"}', "delay_s": 3.0}]) as server, llm_call.metered() as ledger:
+    with ScriptedLLMServer([{"content": '{"decision": "allow"}', "delay_s": 3.0}]) as server, usage_ledger.metered() as ledger:
         result = ask(server, llm_args={"timeout": 1})
     assert result.answer is None and result.failure_kind == "transport" and result.raw is None
     assert result.failure is not None and result.failure.startswith("timeout: ")
@@ -63,9 +63,9 @@ def test_a_provider_error_repeating_the_key_never_carries_it_into_the_result(mon
 
 
 def test_metered_books_apart_from_the_enclosing_ledger() -> None:
-    outer = llm_call.start_unit()
+    outer = usage_ledger.start_unit()
     with ScriptedLLMServer([{"content": '{"decision": "allow"}'}]) as server:
-        with llm_call.metered() as inner:
+        with usage_ledger.metered() as inner:
             ask(server, role="attacker")
-        assert llm_call.current() is outer
+        assert usage_ledger.current() is outer
     assert inner.roles["attacker"].calls == 1 and "attacker" not in outer.roles

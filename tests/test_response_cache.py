@@ -8,7 +8,8 @@ from pathlib import Path
 from tauguard.execution import lifecycle
 from tauguard.execution.provider import install, state
 from tauguard.execution.response_cache import request_key
-from tauguard.llm_call import complete, start_unit, usage_of
+from tauguard.llm_call import complete, usage_of
+from tauguard.usage_ledger import start_unit
 from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 

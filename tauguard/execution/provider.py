@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from tauguard.errors import TauguardInputError
 from tauguard.execution.response_cache import ResponseCache, request_key
-from tauguard.llm_call import book
+from tauguard.usage_ledger import book
 
 # Sent as the key to an api_base server that needs none (config no_key): OpenAI-style clients
 # refuse to send a request without one.

@@ -209,7 +209,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
         import json
 
         from tauguard.agents.guarded import GuardedAgent
-        from tauguard.llm_call import start_unit
+        from tauguard.usage_ledger import start_unit
         from tauguard.tau2_adapter.replay import session_context
 
         ledger = start_unit()  # every LLM call of this simulation is booked by role

@@ -18,7 +18,7 @@ one the guard could have rescued. A decision that is the guard failing (rule id
 
 With ``guard_llm`` the LLM backends decide (the action-guard and workflow verifiers, the
 classifier's LLM gate, the LLM dialogue judge). Every call a strategy's hooks make is booked
-to it (:func:`tauguard.llm_call.metered`): the calls, tokens and cost of each write's
+to it (:func:`tauguard.usage_ledger.metered`): the calls, tokens and cost of each write's
 decision, and the strategy's total including the workflow verifier's user-turn firings.
 Answers from the scripted loopback server are counted (``scripted_answers``): such verdicts
 are plumbing, not a measurement of any model.
@@ -42,7 +42,7 @@ from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard.tau2_adapter import compat as t2
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.strategy_api.guard import GUARD_ERROR_RULE, GuardDecision, GuardSession, GuardUsage, Verdict
-from tauguard.llm_call import guard_usage, metered
+from tauguard.usage_ledger import guard_usage, metered
 from tauguard.runs.records import TrialRecord
 from tauguard.secrets import mask_userinfo
 from tauguard.strategy_api.registry import create_strategy
