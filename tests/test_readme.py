@@ -33,6 +33,8 @@ SKIPPED = {
     "pip install 'tauguard[ray]'      # ray>=2.40": "installs the cluster extras",
     "# Ray: on HEAD, then on every other machine": "needs a Ray or Dask cluster of several machines",
     "python -m pytest": "the test suite itself",
+    "# a template (not run by the README test): F = a shared real file imported into runs/real/F":
+        "a template over the shared real files: F, S, D and the task ids are placeholders",
 }
 # Commands that exit non-zero by design (the README says so next to them) -> their exit code.
 EXPECTED_EXIT = {"tauguard check runs/floor --baseline runs/base --metric pass^2 --margin 0.05": 1}
