@@ -61,7 +61,7 @@ def attacks(
         typer.echo(fit_table(shown, headers="keys", tablefmt=tablefmt, disable_numparse=True))
         return
     from tauguard.attacks.render import utility_rows
-    from tauguard.attacks.report import utility_safety
+    from tauguard.analysis.attack_report import utility_safety
     from tauguard.analysis.metrics import run_is_simulated
     from tauguard.runs.store import RunLoadError, load_run
     from tauguard.runs.records import SIMULATION_NOTE as SIM_NOTE

@@ -137,7 +137,7 @@ def run(
         fail(f"-k/--trials must be at least 1, got {trials}")
     limits: dict[str, list[float]] = {}
     for text in rate_limit or []:
-        from tauguard.execution.provider import RateLimit
+        from tauguard.provider import RateLimit
 
         model, limit = RateLimit.parse(text)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
         limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])
