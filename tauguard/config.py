@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tauguard.bounds import BOUNDS as _B
 from tauguard.datafiles import DataFileError, read_toml
 from tauguard.defaults import default_config
-from tauguard.domains import DOMAINS, known_domain  # noqa: F401 (DOMAINS re-exported: the one list, the domain folders)
+from tauguard.domains import known_domain
 from tauguard.errors import TauguardInputError
 from tauguard.secrets import credential_keys, redact
 
