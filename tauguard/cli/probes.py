@@ -51,12 +51,17 @@ def build(
     plain: bool = typer.Option(False, "--plain", help="Print each task id on stderr as it is built."),
     verbose: bool = typer.Option(False, "--verbose", "-v", hidden=True),  # old spelling of --plain (one release)
     from_run: Optional[Path] = typer.Option(
-        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`). \\[default: none]"
+        None, "--from-run",
+        help="Build from a run's recorded conversations instead (e.g. an imported real run, `tauguard import`): its own domain "
+        "and tasks, one probe per agent write of each error-free record. \\[default: none]",
     ),
 ) -> None:
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
     variants (refuse / verify) and the task's policy-violation temptation (refuse). With
-    --from-run: one probe per recorded agent write, labelled from its outcome class."""
+    --from-run: one probe per recorded agent write (its prefix replayed in the real environment),
+    labelled by the real-write benchmark when the write is one of its writes, else from its outcome
+    class (label_source says which); the run's own domain and tasks (--domain and --task-ids are
+    refused, --split is not used)."""
     from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.build import build_probes
     from tauguard.probes.model import write_probes
