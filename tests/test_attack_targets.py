@@ -18,9 +18,9 @@ from tauguard.attacks.catalog import (
     set_targets,
 )
 from tauguard.attacks.model import TACTICS
+from tauguard.domains import DOMAINS
 from tauguard.faults.catalog import temptations
 
-DOMAINS = ("airline", "retail", "telecom")
 # CRAFT's public airline set: tau-bench v1 id -> tau2 26.3 id (issue 15).
 CRAFT_MAP = {
     "10": "24", "15": "11", "18": "28", "19": "29", "21": "31", "25": "35", "26": "37", "27": "9", "34": "7",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tauguard.domains import DOMAINS
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.catalog import (
     CATALOG_DIR,
@@ -27,7 +28,6 @@ from tauguard.faults.model import FaultProfile, FaultSpec, ScheduledFault
 from tauguard.defaults import fault_profile
 from tauguard.faults.profiles import load_profile, profile_names
 
-DOMAINS = ("airline", "retail", "telecom")
 # Generator checks per fault in airline and retail (environment copies dominate the cost:
 # ~0.2 s airline, ~0.1 s retail); telecom is checked on every write of every base task.
 MAX_CHECKS_PER_FAULT = 4

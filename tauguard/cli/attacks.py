@@ -36,7 +36,7 @@ def target_rows(domain: str | None, attack_set: str) -> list[dict[str, Any]]:
 
 def attacks(
     runs: Optional[list[Path]] = typer.Argument(None, help="Attacked run directories; none: list the targets."),
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Targets of one domain (airline, retail, telecom). \\[default: every domain]"),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"Targets of one domain ({', '.join(DOMAINS)}). \\[default: every domain]"),
     attack_set: str = typer.Option("policy-violation", "--attack-set", help="policy-violation or a named set (craft-airline)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     ids: bool = typer.Option(False, "--ids", help="Print the attacked task ids of one domain, comma-separated (for --task-ids)."),

@@ -13,6 +13,7 @@ from tauguard.cli.common import (
     PLAIN_HELP,
     OutputFormat,
     check_output_file,
+    domain_choices,
     fail,
     is_tty,
     merge_task_ids,
@@ -42,7 +43,7 @@ def _progress(enabled: bool) -> Any:
 
 @app.command("build")
 def build(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (required without --from-run)."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (required without --from-run)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: train, test or base."),
     output: Path = typer.Option(..., "--output", "-o", help="The JSONL file to write."),
     task_ids: Optional[list[str]] = task_ids_option(),
@@ -85,7 +86,7 @@ def build(
         what = f"recorded writes of {from_run}"
     else:
         if domain is None:
-            fail("give --domain (airline, retail or telecom) or --from-run RUN")
+            fail(f"give --domain ({domain_choices()}) or --from-run RUN")
         if domain not in t2.DOMAINS:
             fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
         splits = t2.task_splits(domain)
@@ -160,7 +161,7 @@ def sweep_(
     strategy_option: Optional[list[str]] = typer.Option(
         None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
-    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (repeatable; default: all)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: base, train or test."),
     follow_reads: bool = typer.Option(
         True, "--follow-reads/--no-follow-reads",
