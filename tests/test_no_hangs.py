@@ -69,3 +69,22 @@ def test_a_plain_fork_gets_the_default_sigterm_action():
         os.close(read)
         os.waitpid(pid, 0)
     assert answer == b"1"
+
+
+def test_joblib_loky_works_in_a_process_that_ran_the_loky_engine():
+    # The loky engine's process-wide reusable executor is the one joblib's own
+    # Parallel(backend="loky") reuses later in the same process (a notebook, a library user,
+    # the test suite). Built with loky's bare factory, it lacked joblib's temporary-folder
+    # manager and that later Parallel call raised AttributeError. A fresh interpreter, so no
+    # earlier test has set joblib's reuse state.
+    script = textwrap.dedent("""
+        from joblib import Parallel, delayed
+        from tauguard.execution.engines.pool import PoolEngine
+
+        engine = PoolEngine("loky", 2, streaming=False)
+        engine.close(cancel=False)
+        print(Parallel(n_jobs=2, backend="loky")(delayed(abs)(-i) for i in range(4)))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[0, 1, 2, 3]"

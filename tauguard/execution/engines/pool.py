@@ -63,10 +63,13 @@ class PoolEngine:
         # Every worker watches the run's process from its start (not only once it gets a job):
         # an idle worker would otherwise outlive a killed run for loky's idle timeout.
         if self._loky:
-            from joblib.externals.loky import get_reusable_executor
+            # joblib's own factory of loky's process-wide reusable executor, not loky's: joblib
+            # reuses that executor for a later `Parallel(backend="loky")` in this process and
+            # needs the temporary-folder manager only its factory attaches.
+            from joblib.executor import get_memmapping_executor
 
-            self._executor: Any = get_reusable_executor(
-                max_workers=workers, timeout=_LOKY_IDLE_S, initializer=exit_with_parent, initargs=(os.getpid(),),
+            self._executor: Any = get_memmapping_executor(
+                workers, timeout=_LOKY_IDLE_S, initializer=exit_with_parent, initargs=(os.getpid(),),
                 env=_thread_limits(workers),
             )
         else:
