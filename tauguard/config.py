@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tauguard.bounds import BOUNDS as _B
 from tauguard.datafiles import DataFileError, read_toml
 from tauguard.defaults import default_config
-from tauguard.domains import DOMAINS, known_domain  # noqa: F401 (DOMAINS re-exported: the one list, the domain folders)
+from tauguard.domains import known_domain
 from tauguard.errors import TauguardInputError
 from tauguard.secrets import credential_keys, redact
 
@@ -62,10 +62,10 @@ class RunConfig(BaseModel):
     concurrency: int | None = Field(default=None, ge=1, le=_B["--concurrency"].high)
     # Per-model rate limits {model: [requests per minute, tokens per minute (optional)]},
     # shared by the run's simulations; retries of failing completions before a unit is
-    # recorded as an infrastructure error (see tauguard.execution.provider).
+    # recorded as an infrastructure error (see tauguard.provider).
     rate_limits: dict[str, list[float]] = Field(default_factory=dict)
     max_retries: int = Field(default=5, ge=0, le=_B["max_retries (config)"].high)
-    # A directory of stored completions (tauguard.execution.response_cache); None: no cache.
+    # A directory of stored completions (tauguard.response_cache); None: no cache.
     cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
     max_cost: float | None = Field(default=None, gt=0, le=_B["--max-cost"].high, allow_inf_nan=False)

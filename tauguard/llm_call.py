@@ -6,7 +6,7 @@ answer validated as a pydantic model out, as one :class:`StructuredResult` (the 
 failure, the raw text, the call's tokens and cost). It never raises for model-side problems.
 :func:`complete` is the raw completion under it (the attack planner calls it directly): it
 applies the process's provider discipline (shared per-model rate limits, retries with backoff,
-the ``--cache``; see :mod:`tauguard.execution.provider`) and books the call under its role.
+the ``--cache``; see :mod:`tauguard.provider`) and books the call under its role.
 tau2's agent and user completions go through the same discipline (``provider.install``) as
 roles ``agent`` and ``user``.
 
@@ -84,12 +84,12 @@ def disciplined(role: str, **request: Any) -> Any:
     """``litellm.completion(**request)`` under the run's rate limits, retries and cache; only
     its cache hits, retries and waits are booked under ``role`` (τ²'s agent and user, whose
     calls and tokens the conversation itself counts, call this directly). Raises what the
-    provider raised (:class:`~tauguard.execution.provider.ProviderUnavailable` after the last
+    provider raised (:class:`~tauguard.provider.ProviderUnavailable` after the last
     retry)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     import litellm
 
-    from tauguard.execution.provider import state
+    from tauguard.provider import state
 
     litellm.suppress_debug_info = True  # no provider banners on stderr for handled failures
     return state().call(litellm.completion, role=role, **request)

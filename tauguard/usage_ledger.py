@@ -1,7 +1,7 @@
 """The per-simulation usage ledger: the calls, tokens, cost, cache hits, retries and waits each role booked.
 
 Every LLM call of a simulation is booked here as it happens (:func:`book`), by
-:mod:`tauguard.llm_call` (calls, tokens, cost) and by :mod:`tauguard.execution.provider` (cache
+:mod:`tauguard.llm_call` (calls, tokens, cost) and by :mod:`tauguard.provider` (cache
 hits, retries, waits); both import this module, so neither imports the other for it. One ledger
 per running simulation, in a context variable (threads and nested :func:`metered` blocks each
 see their own).
@@ -14,8 +14,26 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tauguard.runs.records import RoleUsage
+from pydantic import BaseModel
+
 from tauguard.strategy_api.guard import GuardUsage
+
+
+class RoleUsage(BaseModel):
+    """Cost and tokens of one role (agent, user, guard, attacker) in one trial.
+
+    What the ledger fills and what a record stores (``TrialRecord.usage``, persisted in
+    every record: a field added here is a record-schema change).
+    """
+
+    cost: float | None = 0.0  # None when the provider reported no cost; cache hits cost 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cache_hits: int = 0  # calls answered from --cache (included in calls)
+    retries: int = 0  # failed attempts retried (provider discipline)
+    waited_s: float = 0.0  # seconds spent in the rate limiter and backing off
+
 
 _LEDGER: contextvars.ContextVar["UnitLedger | None"] = contextvars.ContextVar("tauguard_ledger", default=None)
 

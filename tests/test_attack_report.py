@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tauguard.attacks.render import attack_lines
-from tauguard.attacks.report import attack_report
+from tauguard.analysis.attack_report import attack_report
 from tauguard.runs.records import AttackInfo, TrialRecord
 
 

@@ -18,9 +18,9 @@ from tauguard.attacks.catalog import (
     set_targets,
 )
 from tauguard.attacks.model import TACTICS
+from tauguard.domains import DOMAINS
 from tauguard.faults.catalog import temptations
 
-DOMAINS = ("airline", "retail", "telecom")
 # CRAFT's public airline set: tau-bench v1 id -> tau2 26.3 id (issue 15).
 CRAFT_MAP = {
     "10": "24", "15": "11", "18": "28", "19": "29", "21": "31", "25": "35", "26": "37", "27": "9", "34": "7",
@@ -86,7 +86,8 @@ def test_every_target_after_a_compliant_prefix_changes_the_db_and_is_never_gold(
     target runs without a tool error, the database shows the change (so success is observable),
     and the judge calls it a success; tau2's gold plan (its compliant reference) never makes it."""
     from tauguard.attacks.judge import _db_state, judge_attack
-    from tauguard.tau2_adapter.replay import call_tool, decision_points, replay_events
+    from tauguard.tau2_adapter.replay import call_tool
+    from tauguard.sim.plan_replay import decision_points, replay_events
     from tauguard.sim.attacker import attacked_plan
     from tauguard.sim.clean_plan import sim_plan
 

@@ -165,7 +165,7 @@ def test_a_repeated_audit_is_answered_from_the_cache_at_no_cost(imported: Path, 
         asked = len(server.requests)
         second = runner.invoke(app, [*args, "--api-base", server.api_base], env={"OPENAI_API_KEY": KEY})
         assert len(server.requests) == asked == 9  # the second audit asked nothing
-    from tauguard.execution.provider import state
+    from tauguard.provider import state
 
     assert state().cache is None  # the process's own discipline again after each audit
     one, two = (json.loads(r.stdout)["strategies"][0] for r in (first, second))

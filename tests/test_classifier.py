@@ -19,6 +19,7 @@ from tauguard.classifier.model import ArtifactError, inputs, load_artifact, trai
 from tauguard.classifier.retrieval import RetrieverError, make_retriever
 from tauguard.classifier.scope import clause_scope, contract_reads, in_scope
 from tauguard.classifier.state import build_state, read_map, render
+from tauguard.domains import DOMAINS
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.strategy_api.guard import SessionContext, Verdict
 from tauguard.probes.model import Probe
@@ -97,7 +98,7 @@ def test_clause_scope_is_the_packs_tool_scope_and_the_contracts_clauses(domain: 
 
 def test_read_map_is_the_contracts_entities() -> None:
     data = read_map()
-    assert set(data) == {"airline", "retail", "telecom"}
+    assert set(data) == set(DOMAINS)
     assert data["airline"]["reservation_id"].model_dump() == {"tool": "get_reservation_details", "argument": "reservation_id"}
     assert data["telecom"]["bill_id"].model_dump() == {"tool": "get_details_by_id", "argument": "id"}
 

@@ -12,7 +12,7 @@ from tauguard import coverage
 from tauguard.cli.main import app
 from tauguard.coverage import collect, model
 from tauguard.coverage.render import markdown
-from tauguard.domains import load as load_pack
+from tauguard.domains import DOMAINS, load as load_pack
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "clause_coverage.md"
 
@@ -29,7 +29,7 @@ def test_every_write_clause_has_a_check_or_a_reason_for_each_guard(table: list[c
 
 
 def test_the_table_has_every_clause_and_write_of_the_packs(table: list[coverage.Row]) -> None:
-    expected = {(d, c.id, t) for d in ("airline", "retail", "telecom") for c in load_pack(d).clause for t in c.tools}
+    expected = {(d, c.id, t) for d in DOMAINS for c in load_pack(d).clause for t in c.tools}
     assert {(r.domain, r.clause, r.tool) for r in table} == expected
     # the booking route, the exchange option, the delay tie and the cancellation basis are
     # checked by each guard that can observe them (tool results)
@@ -54,7 +54,7 @@ def test_the_ledgers_not_observable_clauses_are_documented_here() -> None:
     from tauguard_strategies.ledger.clauses import load
 
     listed = {e.clause for e in model.not_observable() if e.guard == "ledger"}
-    for domain in ("airline", "retail", "telecom"):
+    for domain in DOMAINS:
         for c in load(domain).clause:
             if c.enforcement == "not_observable" and c.tools:
                 assert c.id in listed, c.id

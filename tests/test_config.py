@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.config import ConfigError, redact, resolve_config
+from tauguard.config import ConfigError, resolve_config
+from tauguard.secrets import redact
 
 
 def test_defaults_come_from_default_toml():

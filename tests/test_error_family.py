@@ -117,7 +117,7 @@ def test_user_error_classes_are_one_family():
 def test_library_input_errors_are_the_family(tmp_path):
     from tauguard.bounds import parse_proportion
     from tauguard.datafiles import load_jsonl
-    from tauguard.execution.provider import RateLimit
+    from tauguard.provider import RateLimit
     from tauguard.benchmark.real_writes import LabelledWrite
 
     with pytest.raises(TauguardInputError, match="--uptake must be within"):

@@ -6,6 +6,7 @@ import pytest
 
 from tauguard.tau2_adapter import compat as t2
 from tauguard.agents.guarded import GuardedAgent
+from tauguard.domains import DOMAINS
 from tauguard.tau2_adapter.evaluation import CachedEvaluator
 from tauguard.faults.draw import apply_plan_faults, draw_trial_faults
 from tauguard.faults.model import FaultProfile
@@ -33,7 +34,7 @@ def _simulate(domain, task, profile, trial):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("domain", ["airline", "retail", "telecom"])
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_rewards_equal_tau2_evaluate_simulation(domain):
     evaluator = CachedEvaluator()
     tasks = [t for t in t2.load_tasks(domain, "base") if not t2.is_policy_violation_task(domain, t)][:3]

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tauguard.execution.provider import ProviderUnavailable, RateLimit, RetryPolicy, TokenBucket, install
+from tauguard.provider import ProviderUnavailable, RateLimit, RetryPolicy, TokenBucket, install
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tauguard.domains import DOMAINS
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.faults.catalog import (
     CATALOG_DIR,
@@ -27,7 +28,6 @@ from tauguard.faults.model import FaultProfile, FaultSpec, ScheduledFault
 from tauguard.defaults import fault_profile
 from tauguard.faults.profiles import load_profile, profile_names
 
-DOMAINS = ("airline", "retail", "telecom")
 # Generator checks per fault in airline and retail (environment copies dominate the cost:
 # ~0.2 s airline, ~0.1 s retail); telecom is checked on every write of every base task.
 MAX_CHECKS_PER_FAULT = 4
@@ -119,7 +119,8 @@ def _write_states(domain: str, task):
     """(prefix events, gold call, write index, environment just before it) for each gold
     WRITE, walking the gold conversation once: generators only read the environment."""
     from tauguard.tau2_adapter import compat as t2
-    from tauguard.tau2_adapter.replay import call_tool, fresh_environment, plan_events
+    from tauguard.tau2_adapter.replay import call_tool, fresh_environment
+    from tauguard.sim.plan_replay import plan_events
     from tauguard.sim.plan import gold_plan
 
     agent, _ = t2.tool_types(domain)
@@ -144,7 +145,8 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
     environment just before that write without a malformed-argument error (airline and
     retail: the first MAX_CHECKS_PER_FAULT calls of each generator; telecom: all)."""
     from tauguard.tau2_adapter import compat as t2
-    from tauguard.tau2_adapter.replay import call_tool, replay_events
+    from tauguard.tau2_adapter.replay import call_tool
+    from tauguard.sim.plan_replay import replay_events
 
     call_faults = [s for s in sorted(load_catalog(), key=lambda f: f.id) if s.kind == "call" and s.domain == domain]
     cap = None if domain == "telecom" else MAX_CHECKS_PER_FAULT
@@ -171,7 +173,7 @@ def test_generators_produce_calls_the_environment_accepts(domain: str) -> None:
 
 
 def test_generators_leave_the_environment_unchanged(tau2) -> None:
-    from tauguard.tau2_adapter.replay import decision_points, replay_events
+    from tauguard.sim.plan_replay import decision_points, replay_events
 
     task = next(t for t in tau2.load_tasks("airline", "base") if t.id == "7")
     dp = next(iter(decision_points("airline", task)))
@@ -208,7 +210,8 @@ def test_each_temptation_executes_where_the_sim_makes_it(domain: str) -> None:
     """The forbidden call runs after the gold reads (where the sim inserts it) without a
     malformed-argument error; where tau2 enforces the clause, the error is that policy error."""
     from tauguard.tau2_adapter import compat as t2
-    from tauguard.tau2_adapter.replay import decision_points, call_tool, replay_events
+    from tauguard.tau2_adapter.replay import call_tool
+    from tauguard.sim.plan_replay import decision_points, replay_events
     from tauguard.sim.plan import gold_plan
 
     tasks = {t.id: t for t in t2.load_tasks(domain, "base")}

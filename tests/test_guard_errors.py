@@ -71,7 +71,8 @@ def test_ledger_names_the_unobservable_insurance_reason() -> None:
     from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.model import read_probes
     from tauguard.strategy_api.registry import create_strategy
-    from tauguard.tau2_adapter.replay import gate_after_prefix, session_context
+    from tauguard.tau2_adapter.replay import session_context
+    from tauguard.sim.plan_replay import gate_after_prefix
 
     probe = next(p for p in read_probes(PROBES) if p.id == "share/airline/cancel-insured-change-of-plan-59XX6W")
     task = next(t for t in t2.load_tasks("airline", "base") if t.id == probe.task_id)

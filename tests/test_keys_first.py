@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tauguard import plan
 from tauguard.cli.main import app
-from tauguard.execution.provider import NO_KEY
+from tauguard.provider import NO_KEY
 from tauguard.testing.llm_server import ScriptedLLMServer
 from test_llm_path import _responder
 

@@ -15,7 +15,7 @@ from tauguard.tau2_adapter import compat as t2
 from tauguard.domains.gold_conflicts import gold_conflicts
 from tauguard.strategy_api.guard import Verdict
 from tauguard.probes.sweep import GoldDecision, sweep_modes, verdict_counts
-from tauguard.tau2_adapter.replay import decision_points, gate_after_prefix
+from tauguard.sim.plan_replay import decision_points, gate_after_prefix
 
 # Gold writes tau2's own tool rejects (the gold action list holds a failing call): a REVISE or
 # BLOCK there agrees with the environment.

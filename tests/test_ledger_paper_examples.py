@@ -1,6 +1,6 @@
 """LedgerAgent's two running examples (arXiv:2606.20529, appendices B and C) as acceptance tests.
 
-Each replays the task with ``tauguard.tau2_adapter.replay.gate_after_prefix`` (real environment, the
+Each replays the task with ``tauguard.sim.plan_replay.gate_after_prefix`` (real environment, the
 live wrapper's observation hooks) and gates a hand-written call.
 """
 
@@ -12,7 +12,7 @@ from tauguard_strategies.ledger import LedgerSession
 from tauguard.tau2_adapter import compat as t2
 from tauguard.strategy_api.conversation import ConversationEvent, ToolCallView
 from tauguard.strategy_api.guard import Verdict
-from tauguard.tau2_adapter.replay import decision_points, gate_after_prefix, plan_events
+from tauguard.sim.plan_replay import decision_points, gate_after_prefix, plan_events
 from tauguard.sim.plan import gold_plan
 
 

@@ -10,7 +10,8 @@ from tauguard.analysis.task_table import run_task_outcomes
 from tauguard.analysis.summary import summarize_run
 from tauguard.runs.outcome_index import INDEX, TALLIES, unit_outcome
 from tauguard.process.model import ProcessCheck, ProcessReport
-from tauguard.runs.records import AttackInfo, InjectedFault, RoleUsage, TrialRecord
+from tauguard.runs.records import AttackInfo, InjectedFault, TrialRecord
+from tauguard.usage_ledger import RoleUsage
 from tauguard.runs.store import RECORDS, RecordWriter, load_run
 from tauguard.analysis.summary import summarize
 from tauguard.testing.synthetic_runs import TaskSpec, write_run

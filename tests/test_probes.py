@@ -147,7 +147,7 @@ def test_memoized_replays_equal_real_replays(
     tau2, airline_probes: list[Probe], retail_probes: list[Probe], telecom_test_probes: list[Probe]
 ) -> None:
     """Telecom probes carry user-side device calls and their reports; retail 35 a failing read."""
-    from tauguard.tau2_adapter.replay import replay_events
+    from tauguard.sim.plan_replay import replay_events
 
     memo = ReplayMemo()
     tasks = {(d, t.id): t for d in ("airline", "retail", "telecom") for t in tau2.load_tasks(d, "base")}

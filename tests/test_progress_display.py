@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from tauguard.cli.progress import RunDisplay, UsageTally, status_text
 from tauguard.execution.batch import Progress
-from tauguard.runs.records import RoleUsage, TrialRecord
+from tauguard.runs.records import TrialRecord
+from tauguard.usage_ledger import RoleUsage
 
 
 def _record(trial: int, usage: dict[str, RoleUsage], success: bool = True) -> TrialRecord:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tauguard.execution import lifecycle
-from tauguard.execution.provider import install, state
-from tauguard.execution.response_cache import request_key
+from tauguard.provider import install, state
+from tauguard.response_cache import request_key
 from tauguard.llm_call import complete, usage_of
 from tauguard.usage_ledger import start_unit
 from tauguard.runs.store import load_run
@@ -84,7 +84,7 @@ def test_guard_calls_hit_the_cache_and_credentials_stay_out_of_the_key(tmp_path:
 
 
 def _writer(directory: str, worker: int) -> None:
-    from tauguard.execution.response_cache import ResponseCache
+    from tauguard.response_cache import ResponseCache
 
     cache = ResponseCache(directory)
     for i in range(40):
@@ -102,7 +102,7 @@ def test_several_processes_write_one_cache_at_once(tmp_path: Path):
     for p in procs:
         p.join(60)
     assert [p.exitcode for p in procs] == [0, 0, 0]
-    from tauguard.execution.response_cache import ResponseCache
+    from tauguard.response_cache import ResponseCache
 
     cache = ResponseCache(tmp_path)
     assert len(cache) == 40 and all(cache.get(f"k{i}")["i"] == i for i in range(40))

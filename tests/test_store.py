@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tauguard.runs.records import Manifest, RoleUsage, TrialRecord, is_success
+from tauguard.runs.records import Manifest, TrialRecord, is_success
+from tauguard.usage_ledger import RoleUsage
 from tauguard.runs.store import RecordWriter, RunLoadError, completed_keys, load_run, load_run_frame, write_manifest
 
 

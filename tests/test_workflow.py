@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from tauguard_strategies.workflow import WorkflowStrategy
 from tauguard_strategies.workflow.graph import GraphError, WorkflowFile, flatten, load, problems, read_file
 from tauguard.cli.main import app
+from tauguard.domains import DOMAINS
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.strategy_api.guard import OPEN_REQUEST_MARKER, SessionContext, Verdict
 from tauguard.sim import texts
@@ -26,7 +27,7 @@ def _clause_ids(domain: str) -> set[str]:
     return {c.id for c in load_pack(domain).clause}
 
 
-@pytest.mark.parametrize("domain", ["airline", "retail", "telecom"])
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_every_graph_is_valid(domain, tau2):
     agent_types, _ = tau2.tool_types(domain)
     writes = sorted(t for t, kind in agent_types.items() if kind == "WRITE")

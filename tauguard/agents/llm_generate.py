@@ -3,7 +3,7 @@
 τ²'s ``LLMAgent`` and ``UserSimulator`` call ``tau2.utils.llm_utils.generate``, which calls
 litellm itself. tauguard's subclasses (:mod:`tauguard.agents.llm`, :mod:`tauguard.agents.llm_user`)
 call :func:`generate` instead, so their completions get the run's provider discipline (rate
-limits, retries, ``--cache``; :mod:`tauguard.execution.provider`) under their role without
+limits, retries, ``--cache``; :mod:`tauguard.provider`) under their role without
 patching τ².
 
 The message is the one τ²'s ``generate`` builds from the same response (content, tool calls,

@@ -74,7 +74,6 @@ from tauguard.runs.records import SIMULATION_NOTE
 from tauguard.runs.store import Run
 
 __all__ = [
-    "SIMULATION_NOTE",
     "Alignment",
     "CompareError",
     "CompareReport",

@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 from tauguard.errors import TauguardInputError
 from tauguard.analysis.metrics import MetricDef, Subset, TaskOutcome
 from tauguard.analysis.pairing import PairingDifference
-from tauguard.runs.records import SIMULATION_NOTE  # noqa: F401  (re-exported: the one simulation label)
 
 Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]

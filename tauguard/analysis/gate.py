@@ -44,7 +44,6 @@ from pydantic import (
 )
 
 from tauguard.analysis.compare import (
-    SIMULATION_NOTE,
     CompareError,
     KComparison,
     RunRef,
@@ -70,6 +69,7 @@ from tauguard.analysis.task_table import run_task_table
 from tauguard.analysis.summary import summarize_run
 from tauguard.analysis.pairing import PairingDifference, pairing_differences
 from tauguard.analysis.stats import min_tasks_to_reject
+from tauguard.runs.records import SIMULATION_NOTE
 from tauguard.runs.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]

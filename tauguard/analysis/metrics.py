@@ -45,7 +45,6 @@ from pydantic import (
 )
 
 from tauguard.errors import TauguardInputError
-from tauguard.runs.outcome_index import trial_success  # noqa: F401  (re-exported: it was defined here)
 
 if TYPE_CHECKING:
     from tauguard.runs.store import Run

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauguard.attacks.report import AttackReport, AttackTrial, attack_report_trials
+from tauguard.analysis.attack_report import AttackReport, AttackTrial, attack_report_trials
 from tauguard.analysis.metrics import RunMetrics, run_is_simulated, summarize_outcomes
 from tauguard.analysis.task_table import run_task_outcomes
 from tauguard.runs.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from tauguard.tables import fit_table
 
-from tauguard.attacks.report import AttackGroup, AttackReport, UtilitySafety
+from tauguard.analysis.attack_report import AttackGroup, AttackReport, UtilitySafety
 from tauguard.analysis.metrics import KValue
 
 

@@ -36,7 +36,7 @@ def target_rows(domain: str | None, attack_set: str) -> list[dict[str, Any]]:
 
 def attacks(
     runs: Optional[list[Path]] = typer.Argument(None, help="Attacked run directories; none: list the targets."),
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Targets of one domain (airline, retail, telecom). \\[default: every domain]"),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"Targets of one domain ({', '.join(DOMAINS)}). \\[default: every domain]"),
     attack_set: str = typer.Option("policy-violation", "--attack-set", help="policy-violation or a named set (craft-airline)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
     ids: bool = typer.Option(False, "--ids", help="Print the attacked task ids of one domain, comma-separated (for --task-ids)."),
@@ -61,7 +61,7 @@ def attacks(
         typer.echo(fit_table(shown, headers="keys", tablefmt=tablefmt, disable_numparse=True))
         return
     from tauguard.attacks.render import utility_rows
-    from tauguard.attacks.report import utility_safety
+    from tauguard.analysis.attack_report import utility_safety
     from tauguard.analysis.metrics import run_is_simulated
     from tauguard.runs.store import RunLoadError, load_run
     from tauguard.runs.records import SIMULATION_NOTE as SIM_NOTE

@@ -159,7 +159,7 @@ def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate
         fail("--no-key applies to an --api-base server; give --api-base URL")
     from tauguard.config import ConfigError, resolve_config
     from tauguard.execution.preflight import PlanError, check_cache_dir, check_models
-    from tauguard.execution.provider import RateLimit
+    from tauguard.provider import RateLimit
     from tauguard.trajectories.audit import GuardModel
 
     limits: dict[str, list[float]] = {}

@@ -154,6 +154,14 @@ TASK_IDS_HELP = "Only these task ids: comma-separated and/or repeated (one domai
 PLAIN_HELP = "Progress as plain lines on stderr (for logs); default: one updating line on a terminal."
 
 
+def domain_choices() -> str:
+    """The domains for a help text, e.g. ``airline, retail or telecom``: read from the domain
+    folders (:data:`tauguard.domains.DOMAINS`), so a new domain needs no help text edited."""
+    from tauguard.domains import DOMAINS
+
+    return " or ".join(filter(None, [", ".join(DOMAINS[:-1]), DOMAINS[-1]]))
+
+
 def task_ids_option() -> Any:
     """``--task-ids``: the one spelling of task selection in every command."""
     return typer.Option(None, "--task-ids", help=TASK_IDS_HELP)

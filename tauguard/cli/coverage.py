@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import typer
 
-from tauguard.cli.common import EXIT_CHECK_FAILED, OutputFormat, fail
+from tauguard.cli.common import EXIT_CHECK_FAILED, OutputFormat, domain_choices, fail
 
 
 def coverage(
-    domain: list[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
+    domain: list[str] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (repeatable; default: all)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown (the docs page)"),
 ) -> None:
     """Print the clause-coverage table: per policy clause and write, what each guard checks."""

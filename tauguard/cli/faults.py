@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import typer
 
-from tauguard.cli.common import OutputFormat, fail
+from tauguard.cli.common import OutputFormat, domain_choices, fail
 
 CLAUSE_WIDTH = 60  # wrap width of the clause column in table output
 
@@ -49,7 +49,7 @@ app = typer.Typer(invoke_without_command=True, no_args_is_help=False, help="The 
 @app.callback()
 def faults(
     ctx: typer.Context,
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (default: all)."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (default: all)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """List the fault catalog: id, class (A/T/D/W), kind, probe label, write tools and the verbatim policy clause each fault breaks."""

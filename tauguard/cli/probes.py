@@ -13,6 +13,7 @@ from tauguard.cli.common import (
     PLAIN_HELP,
     OutputFormat,
     check_output_file,
+    domain_choices,
     fail,
     is_tty,
     merge_task_ids,
@@ -42,7 +43,7 @@ def _progress(enabled: bool) -> Any:
 
 @app.command("build")
 def build(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (required without --from-run)."),
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (required without --from-run)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: train, test or base."),
     output: Path = typer.Option(..., "--output", "-o", help="The JSONL file to write."),
     task_ids: Optional[list[str]] = task_ids_option(),
@@ -51,12 +52,17 @@ def build(
     plain: bool = typer.Option(False, "--plain", help="Print each task id on stderr as it is built."),
     verbose: bool = typer.Option(False, "--verbose", "-v", hidden=True),  # old spelling of --plain (one release)
     from_run: Optional[Path] = typer.Option(
-        None, "--from-run", help="Build from a run's recorded conversations instead (e.g. `tauguard import`). \\[default: none]"
+        None, "--from-run",
+        help="Build from a run's recorded conversations instead (e.g. an imported real run, `tauguard import`): its own domain "
+        "and tasks, one probe per agent write of each error-free record. \\[default: none]",
     ),
 ) -> None:
     """Build probes from every task of a split: each gold write (allow), its catalogued faulted
     variants (refuse / verify) and the task's policy-violation temptation (refuse). With
-    --from-run: one probe per recorded agent write, labelled from its outcome class."""
+    --from-run: one probe per recorded agent write (its prefix replayed in the real environment),
+    labelled by the real-write benchmark when the write is one of its writes, else from its outcome
+    class (label_source says which); the run's own domain and tasks (--domain and --task-ids are
+    refused, --split is not used)."""
     from tauguard.tau2_adapter import compat as t2
     from tauguard.probes.build import build_probes
     from tauguard.probes.model import write_probes
@@ -80,7 +86,7 @@ def build(
         what = f"recorded writes of {from_run}"
     else:
         if domain is None:
-            fail("give --domain (airline, retail or telecom) or --from-run RUN")
+            fail(f"give --domain ({domain_choices()}) or --from-run RUN")
         if domain not in t2.DOMAINS:
             fail(f"unknown domain '{domain}'; allowed: {', '.join(t2.DOMAINS)}")
         splits = t2.task_splits(domain)
@@ -155,7 +161,7 @@ def sweep_(
     strategy_option: Optional[list[str]] = typer.Option(
         None, "--strategy-option", help="KEY=VALUE option for the strategy (repeatable). \\[default: each option's own, see `tauguard strategies`]"
     ),
-    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (repeatable; default: all)."),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (repeatable; default: all)."),
     split: str = typer.Option("base", "--split", help="A split of tau2's split_tasks.json: base, train or test."),
     follow_reads: bool = typer.Option(
         True, "--follow-reads/--no-follow-reads",

@@ -15,6 +15,7 @@ import typer
 from tauguard.cli.common import (
     EXIT_INCOMPLETE,
     clear_startup_notice,
+    domain_choices,
     error_line,
     fail,
     is_tty,
@@ -67,7 +68,7 @@ def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | 
 
 def run(
     strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Strategy name (see `tauguard strategies`). " + packaged_default("strategy")),
-    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help="airline, retail or telecom (comma-separated and/or repeated). " + packaged_default("domains")),
+    domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (comma-separated and/or repeated). " + packaged_default("domains")),
     trials: Optional[int] = typer.Option(None, "-k", "--trials", help="Trials per task (1..1000); pass^1..pass^k are reported. " + packaged_default("trials")),
     split: Optional[str] = typer.Option(None, "--split", help="tau2 task split: base, train or test. " + packaged_default("split")),
     task_ids: Optional[list[str]] = task_ids_option(),
@@ -137,7 +138,7 @@ def run(
         fail(f"-k/--trials must be at least 1, got {trials}")
     limits: dict[str, list[float]] = {}
     for text in rate_limit or []:
-        from tauguard.execution.provider import RateLimit
+        from tauguard.provider import RateLimit
 
         model, limit = RateLimit.parse(text)  # TauguardInputError: one line, exit 2 (tauguard.cli.main)
         limits[model] = [limit.rpm] + ([limit.tpm] if limit.tpm else [])

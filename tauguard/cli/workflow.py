@@ -7,7 +7,7 @@ from enum import Enum
 
 import typer
 
-from tauguard.cli.common import fail
+from tauguard.cli.common import domain_choices, fail
 
 app = typer.Typer(help="Workflow graphs of the `workflow` strategy (see docs/workflow.md).", no_args_is_help=True, add_completion=False)
 
@@ -49,7 +49,7 @@ def mermaid(graph: object) -> str:
 
 @app.command("show")
 def show(
-    domain: str = typer.Option(..., "--domain", "-d", help="airline, retail or telecom."),
+    domain: str = typer.Option(..., "--domain", "-d", help=f"{domain_choices()}."),
     fmt: GraphFormat = typer.Option(GraphFormat.mermaid, "--format", help="mermaid, json or table"),
 ) -> None:
     """Print a domain's workflow graph with its subflows inlined."""

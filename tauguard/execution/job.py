@@ -92,10 +92,10 @@ def _on_threads(pending: list[UnitSpec], concurrency: int, allowed: Callable[[],
     """Units on ``concurrency`` threads of this process, started lazily; records as they finish.
 
     When the iteration is stopped early (Ctrl-C, SIGTERM, an error) the provider discipline
-    stops every simulation's next completion (:func:`tauguard.execution.provider.stop_calls`),
+    stops every simulation's next completion (:func:`tauguard.provider.stop_calls`),
     and the threads are daemons: the process exits without waiting for a request in flight.
     """
-    from tauguard.execution.provider import resume_calls, stop_calls
+    from tauguard.provider import resume_calls, stop_calls
     from tauguard.execution.simulate import prepare
 
     prepare(pending)  # warm once, so the threads do not each load the domain at once

@@ -17,7 +17,8 @@ from tauguard.tau2_adapter import compat as t2
 from tauguard.config import SIM
 from tauguard.strategy_api.guard import Strategy
 from tauguard.process import score_record
-from tauguard.runs.records import InjectedFault, RoleUsage, TrialRecord, is_success
+from tauguard.runs.records import InjectedFault, TrialRecord, is_success
+from tauguard.usage_ledger import RoleUsage
 from tauguard.execution.unit import UnitSpec
 from tauguard.secrets import scrub
 
@@ -91,7 +92,7 @@ def prepare(specs: list[UnitSpec]) -> None:
 
 def _provider_discipline(spec: UnitSpec) -> None:
     """Shared rate limits and retries for this process's real-LLM completions."""
-    from tauguard.execution.provider import RateLimit, install
+    from tauguard.provider import RateLimit, install
 
     from tauguard.secrets import remember_config_secrets
 

@@ -11,6 +11,7 @@ entry plus, when no existing generator fits, one function registered with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from tauguard.strategy_api.conversation import ToolCallView
@@ -31,13 +32,17 @@ class FaultContext:
 Generator = Callable[[FaultContext], ToolCallView | None]
 
 # The built-in domain generators register on import of their modules (autoloaded on the
-# first lookup); plug-ins may add generators through the entry-point group.
+# first lookup): every module of tauguard/faults/domain/, so a new domain's module needs no
+# entry here. Plug-ins may add generators through the entry-point group.
+_DOMAIN_MODULES = tuple(
+    f"tauguard.faults.domain.{p.stem}" for p in sorted(Path(__file__).with_name("domain").glob("*.py")) if p.stem != "__init__"
+)
 fault_generators: Registry[Generator] = Registry(
     "fault generator",
     group="tauguard.fault_generators",
     check=callable,
     expected="a callable",
-    autoload=("tauguard.faults.domain.airline", "tauguard.faults.domain.retail", "tauguard.faults.domain.telecom"),
+    autoload=_DOMAIN_MODULES,
 )
 
 

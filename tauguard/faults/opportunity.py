@@ -18,7 +18,8 @@ def write_opportunities(domain: str, task: Any) -> list[set[str]]:
     from tauguard.faults.catalog import load_catalog
     from tauguard.faults.draw import skipped_reads
     from tauguard.faults.generators import FaultContext, generate
-    from tauguard.tau2_adapter.replay import call_tool, fresh_environment, plan_events
+    from tauguard.tau2_adapter.replay import call_tool, fresh_environment
+    from tauguard.sim.plan_replay import plan_events
     from tauguard.sim.clean_plan import sim_plan
 
     plan = sim_plan(domain, task)

@@ -28,13 +28,7 @@ from tauguard.faults.generators import FaultContext, generate
 from tauguard.faults.model import FaultClass, FaultSpec, ProbeLabel, ScheduledFault
 from tauguard.domains.gold_conflicts import conflict_at
 from tauguard.probes.model import Probe
-from tauguard.tau2_adapter.replay import (
-    DecisionPoint,
-    Replay,
-    decision_points,
-    plan_events,
-    replay_events,
-)
+from tauguard.sim.plan_replay import DecisionPoint, Replay, decision_points, plan_events, replay_events
 from tauguard.sim.clean_plan import sim_plan
 from tauguard.sim.plan import Step
 

@@ -24,7 +24,8 @@ from tauguard.probes.build import ReplayCache
 from tauguard.probes.follow_reads import gate_after_reads
 from tauguard.probes.model import LABELS, Probe
 from tauguard.strategy_api.registry import create_strategy
-from tauguard.tau2_adapter.replay import agent_view, assemble, feed_session, replay_events, session_context
+from tauguard.tau2_adapter.replay import agent_view, feed_session, session_context
+from tauguard.sim.plan_replay import assemble, replay_events
 
 VERDICT_LABEL: dict[Verdict, str] = {
     Verdict.ALLOW: "allow",
@@ -133,7 +134,7 @@ class ReplayMemo:
     tau2's environments are deterministic, so a prefix's tool results depend only on its
     tool-call sequence; the probes built at one gold write share it (the gold call and its
     faulted variants differ only in the stated confirmation). The first probe of a sequence
-    is replayed in a fresh environment (``tauguard.tau2_adapter.replay.replay_events``); the others get
+    is replayed in a fresh environment (``tauguard.sim.plan_replay.replay_events``); the others get
     the same results interleaved with their own messages, exactly as ``replay_events`` would
     produce them (tests/test_probes.py checks the equality).
     """
@@ -160,7 +161,7 @@ def gate_probe(
 ) -> ProbeOutcome:
     """Replay one probe's prefix, gate its call with a fresh session, map the verdict.
 
-    The same steps as ``tauguard.tau2_adapter.replay.gate_after_prefix`` (replay, feed the session's
+    The same steps as ``tauguard.sim.plan_replay.gate_after_prefix`` (replay, feed the session's
     observation hooks, gate on the agent-visible conversation), with memoized replays.
     """
     conversation, failures = (memo or ReplayMemo()).replay(probe.domain, task, probe.prefix)

@@ -1,7 +1,7 @@
 """The gold sweep: every gold WRITE of a split gated by any strategy, in order.
 
 One replay per task (incremental: the same decisions as a fresh session and a full replay
-of the prefix before each write, ``tauguard.tau2_adapter.replay.gate_after_prefix``, at one replay's
+of the prefix before each write, ``tauguard.sim.plan_replay.gate_after_prefix``, at one replay's
 cost). The gold plan's conversation -- the sim's statement and the user's "yes" before each
 write, reads as tool calls -- runs in the real environment; agent-visible events feed the
 strategy's observation hooks as the live wrapper does, and each agent WRITE is gated before
@@ -28,7 +28,8 @@ from tauguard.strategy_api.conversation import Conversation, ConversationEvent, 
 from tauguard.strategy_api.guard import FINDINGS_KEY, GuardDecision, GuardSession, ReadRequest, Strategy, Verdict
 from tauguard.probes.follow_reads import gate_after_reads
 from tauguard.strategy_api.registry import create_strategy
-from tauguard.tau2_adapter.replay import call_tool, fresh_environment, iter_assembled, plan_events, session_context
+from tauguard.tau2_adapter.replay import call_tool, fresh_environment, session_context
+from tauguard.sim.plan_replay import iter_assembled, plan_events
 from tauguard.sim.plan import gold_plan, observing_reads
 
 NO_GATE = "the strategy has no gate"

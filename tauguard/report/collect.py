@@ -21,13 +21,13 @@ from typing import Any
 
 from tauguard import __version__
 from tauguard.analysis.gate import FloorsConfig, GateMode, run_gate
-from tauguard.analysis.compare import SIMULATION_NOTE, CompareError, compare_runs
+from tauguard.analysis.compare import CompareError, compare_runs
 from tauguard.analysis.metrics import KMetricKind, Subset, TaskOutcome, common_k, metric_def, run_is_simulated, select
 from tauguard.analysis.task_table import run_task_outcomes
 from tauguard.runs.outcome_index import RecordTally, UnitOutcome
 from tauguard.analysis.pairing import PairingDifference
 from tauguard.process.score import judge_note
-from tauguard.runs.records import TrialRecord
+from tauguard.runs.records import SIMULATION_NOTE, TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
     CheckRow,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from tauguard.strategy_api.guard import GuardEvent
 from tauguard.process.model import ProcessReport
+from tauguard.usage_ledger import RoleUsage  # the type of TrialRecord.usage (the ledger's per-role account)
 
 SCHEMA_VERSION = 2  # 2: defaults left out, conversation compressed (simulation_z)
 # The run folder's two data files (the store writes them, the outcome index reads the records).
@@ -48,18 +49,6 @@ def is_success(reward: float | None) -> bool:
 
 # The roles whose LLM usage a record books, in display order (tauguard.llm_call).
 USAGE_ROLES = ("agent", "user", "guard", "attacker")
-
-
-class RoleUsage(BaseModel):
-    """Cost and tokens of one role (agent, user, guard, attacker) in one trial."""
-
-    cost: float | None = 0.0  # None when the provider reported no cost; cache hits cost 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    cache_hits: int = 0  # calls answered from --cache (included in calls)
-    retries: int = 0  # failed attempts retried (provider discipline)
-    waited_s: float = 0.0  # seconds spent in the rate limiter and backing off
 
 
 class InjectedFault(BaseModel):

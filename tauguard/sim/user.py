@@ -15,7 +15,7 @@ from typing import Any
 
 from tauguard.tau2_adapter import compat as t2
 from tauguard.dialogue import asks_go_ahead
-from tauguard.tau2_adapter.replay import opening_message
+from tauguard.sim.plan_replay import opening_message
 from tauguard.sim import texts
 
 _CLOSE = re.compile(r"anything else", re.IGNORECASE)

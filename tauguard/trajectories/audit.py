@@ -329,7 +329,7 @@ class GuardModel:
     def installed(self) -> Iterator[None]:
         """This process's completions under this discipline inside the block (a loky worker
         installs its own), and the process's own again after it."""
-        from tauguard.execution.provider import RateLimit, install, state
+        from tauguard.provider import RateLimit, install, state
 
         current = state()
         saved = (dict(current.limits), current.cache, current.no_key)

@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from tauguard.tau2_adapter import compat as t2
 from tauguard.secrets import redact
-from tauguard.runs.records import Manifest, RoleUsage, TrialRecord, is_success
+from tauguard.runs.records import Manifest, TrialRecord, is_success
+from tauguard.usage_ledger import RoleUsage
 from tauguard.runs.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
 from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts

@@ -95,7 +95,7 @@ class RecordedReplay:
     mismatches: list[Mismatch] = field(default_factory=list)
     tool_calls: int = 0
     # Tool errors of the replay, as (conversation length before the call, "name: content"),
-    # the way ``tauguard.tau2_adapter.replay.replay_events`` lists failures.
+    # the way ``tauguard.sim.plan_replay.replay_events`` lists failures.
     errors: list[tuple[int, str]] = field(default_factory=list)
 
     @property

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tauguard.errors import TauguardInputError
-from tauguard.execution.response_cache import ResponseCache, request_key
+from tauguard.response_cache import ResponseCache, request_key
 from tauguard.usage_ledger import book
 
 # Sent as the key to an api_base server that needs none (config no_key): OpenAI-style clients
