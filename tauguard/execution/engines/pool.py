@@ -12,6 +12,7 @@ loky is imported (from joblib) only when this engine opens for it.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -139,7 +140,9 @@ class PoolEngine:
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 for process in processes:
                     if process.is_alive():
-                        os.kill(process.pid, signal.SIGTERM)
+                        # It can still exit between the check and the signal (a dying worker).
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(process.pid, signal.SIGTERM)
                 for process in processes:
                     process.join(timeout=5)
             else:
