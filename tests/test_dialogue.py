@@ -254,8 +254,9 @@ def test_real_cases_judged_on_their_own_exchange() -> None:
     cases = {c.id: c for c in load_cases()}
     for cid in ("airline_adaptive-agent_cascata_tau3tasks:40:18:0:16", "airline_adaptive-agent_cascata_tau3tasks:42:36:0:34"):
         assert judge_case(NEUTRAL, cases[cid], None), cid
-    for cid in ("airline_adaptive-agent_cascata_tau3tasks:25:35:0:31", "airline_adaptive-agent_cascata_tau3tasks:21:27:0:21",
-                "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22"):
+    # cascata 21:27:0:21 and opus46 37:26:0:22 were pinned here too, until the blind adjudication of
+    # 2026-12-06 relabelled them confirmed (tauguard/dialogue/adjudication)
+    for cid in ("airline_adaptive-agent_cascata_tau3tasks:25:35:0:31",):
         assert cases[cid].label == "not_confirmed" and not judge_case(NEUTRAL, cases[cid], None), cid
 
 

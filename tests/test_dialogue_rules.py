@@ -149,8 +149,9 @@ def test_a_revision_after_a_failure_leaves_an_unchanged_write_confirmed() -> Non
 
 
 REGRESSIONS = {
-    # (case id, label) of the real misses the rules above come from
-    "airline_adaptive-agent_cascata_tau3tasks:34:31:0:27": False,
+    # (case id, label) of the real misses the rules above come from. Three of them (cascata 34:31:0:27 and
+    # 40:18:0:14, opus46 47:26:0:22) left this list when the blind adjudication of 2026-12-06 relabelled
+    # them confirmed (tauguard/dialogue/adjudication): the rules they came from now miss them.
     "airline_claude-opus-4-6_user-gpt-4.1:29:16:0:12": False,
     "airline_ironshell_opus46_run1:20:24:0:18": False,
     "retail_gpt-4.1-mini_user-gpt-4.1:4:23:0:13": False,
@@ -162,12 +163,10 @@ REGRESSIONS = {
     "airline_claude-opus-4-6_user-gpt-4.1:42:25:0:21": True,
     "airline_claude-opus-4-6_user-gpt-4.1:14:20:0:18": True,
     "airline_claude-opus-4-6_user-gpt-4.1:23:24:0:22": True,
-    "airline_adaptive-agent_opus46_tau3tasks:47:26:0:22": False,
     "airline_adaptive-agent_cascata_tau3tasks:23:36:0:26": True,
     # compiled/4: a yes with a fee question, answered, then the write
     "airline_claude-opus-4-6_user-gpt-4.1:43:16:0:14": True,
     # compiled/4 hard negative: a yes with a question back, answered, then the user asked again
-    "airline_adaptive-agent_cascata_tau3tasks:40:18:0:14": False,
 }
 
 

@@ -28,8 +28,9 @@ def test_both_directions_are_found() -> None:
     upgrade = writes["airline_gpt-oss-120b_user-gpt-oss-120b:37:17:0"]
     assert upgrade.label == "violates" and upgrade.clauses == ["airline.explicit_confirmation"]
     mine = [c for c in cases if c.id.startswith(upgrade.id + ":")]
+    unconfirmed = [c.model_copy(update={"label": "not_confirmed"}) for c in mine]
     flipped = [c.model_copy(update={"label": "confirmed"}) for c in mine]
-    assert contradictions([upgrade], mine) == []
+    assert contradictions([upgrade], unconfirmed) == []
     assert [c.kind for c in contradictions([upgrade], flipped)] == ["violates_confirmed"]
     # repeats are judged by their own convention; writes without cases are not checked
     assert contradictions([bags], [c.model_copy(update={"case_type": "repeat"}) for c in cases]) == []
