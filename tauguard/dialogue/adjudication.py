@@ -3,7 +3,7 @@
 Every non-repeat case of ``tauguard/dialogue/data`` was labelled again by two labellers who
 saw only the conversation, the case's statement, reply and write, and the written rule set
 (``tauguard/dialogue/data/README.md``): not the original label, its case type or why, nor any
-judge's verdict. Their labels live in ``tauguard/dialogue/adjudication/*.jsonl``
+judge's verdict. Their labels live in ``tauguard/dialogue/data/adjudication/*.jsonl``
 (schema :class:`BlindLabel`).
 
 The rule (:func:`overturned`) is symmetric and applied to every case, never to a chosen
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauguard.datafiles import DataFileError, load_jsonl
 from tauguard.dialogue.cases import ConfirmationCase, Label
 
-ADJUDICATION_DIR = Path(__file__).parent / "adjudication"
+ADJUDICATION_DIR = Path(__file__).parent / "data" / "adjudication"
 #: ``relabelled_by`` of the cases this adjudication changed.
 BLIND_ADJUDICATION = "adjudication-2026-12-06-blind"
 
