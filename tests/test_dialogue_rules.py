@@ -1,4 +1,4 @@
-"""Structural rules of the compiled dialogue judge added at compiled/3 and compiled/4, each with the real miss it
+"""Structural rules of the compiled dialogue judge added at compiled/3, compiled/4 and compiled/5, each with the real miss it
 comes from (case ids: file-stem:sim:write-msg:call:statement-msg in ``tauguard/dialogue/data``).
 
 Texts are shortened quotations of those exchanges; the regression tests at the end judge the real
@@ -168,6 +168,9 @@ REGRESSIONS = {
     "airline_claude-opus-4-6_user-gpt-4.1:43:16:0:14": True,
     # compiled/4 hard negative: a yes with a question back, answered, then the user asked again
     "airline_adaptive-agent_cascata_tau3tasks:40:18:0:14": False,
+    # compiled/5: a yes with a safeguard ("if ..., please pause and let me know"), labelled by A and by B
+    "retail_gpt-4.1-mini_user-gpt-4.1:21:18:1:13": True,
+    "retail_gpt-4.1-mini_user-gpt-4.1:113:18:0:14": True,
 }
 
 
@@ -266,3 +269,19 @@ def test_a_yes_with_a_question_stays_unconfirmed_when_the_user_objects_to_the_an
     assert not objects.confirmed("airline", "update_reservation_flights", _CHANGE_ARGS)
     # a yes with a question followed straight by the write, without an answer, is not resolved either
     assert not _fee_question().call("get_user_details", {"user_id": "u1"}).confirmed("airline", "update_reservation_flights", _CHANGE_ARGS)
+
+
+# --------------------------------------------------------------------------- compiled/5
+
+
+def test_a_safeguard_next_to_a_yes_leaves_it_standing() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:21:18:1:13 (A), :113:18:0:14 (B): "if <an exception>, pause and tell me"
+    # asks to be consulted should it arise; it adds nothing to what is agreed
+    assert polarity("Sure, go ahead with the swap. If the new total ends up above my store credit, hold off and tell me first.") == "yes"
+    assert polarity("Confirmed. If the courier cannot reach the new address, please stop and let me know.") == "yes"
+    # a consequence that changes the action, or carries the agreement itself, still conditions it
+    assert polarity("Go ahead. If the total is above $40, charge my other card instead and let me know.") == "conditional"
+    assert polarity("If the fee is waived, then yes, go ahead, and let me know.") == "conditional"
+    assert polarity("Go ahead. If the refund is under $20, don't do it and tell me.") == "conditional"
+    # on its own, with no yes of its own, it agrees to nothing
+    assert polarity("If anything changes, please let me know.") == "none"

@@ -37,7 +37,7 @@ from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, me
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 4  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 5  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
