@@ -171,6 +171,10 @@ REGRESSIONS = {
     # compiled/5: a yes with a safeguard ("if ..., please pause and let me know"), labelled by A and by B
     "retail_gpt-4.1-mini_user-gpt-4.1:21:18:1:13": True,
     "retail_gpt-4.1-mini_user-gpt-4.1:113:18:0:14": True,
+    # compiled/5: a go-ahead question naming a shared verb of another action and a word of this write's
+    "retail_gpt-4.1-mini_user-gpt-4.1:6:10:0:8": True,
+    "retail_gpt-4.1-mini_user-gpt-4.1:111:17:0:15": True,
+    "airline_adaptive-agent_cascata_tau3tasks:17:28:0:22": False,
 }
 
 
@@ -285,3 +289,18 @@ def test_a_safeguard_next_to_a_yes_leaves_it_standing() -> None:
     assert polarity("Go ahead. If the refund is under $20, don't do it and tell me.") == "conditional"
     # on its own, with no yes of its own, it agrees to nothing
     assert polarity("If anything changes, please let me know.") == "none"
+
+
+def test_a_question_naming_this_writes_word_is_not_about_the_action_a_shared_verb_belongs_to() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:6:10:0:8 (A), :111:17:0:15 (B): "update" is a word only the item change lists,
+    # but "proceed with updating your default address" also names "address", which that action lacks
+    args = {"user_id": "u1", "address1": "9 Elm Road", "address2": "", "city": "Macon", "state": "GA", "country": "USA", "zip": "31201"}
+    chat = Chat().agent("Your new default address would be 9 Elm Road, Macon, GA 31201. "
+                        "Would you like me to go ahead with updating your account address to it?")
+    assert chat.user("Yes please.").confirmed("retail", "modify_user_address", args)
+    # a question whose words are all the other action's ("change", "passenger") still asks about that action
+    flights = {"reservation_id": "ABC123", "cabin": "economy", "flights": FLIGHTS, "payment_id": "credit_card_1"}
+    other = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "basic_economy"))
+    other.agent("For ABC123: 1) change the passenger to Jo Park; 2) upgrade the cabin to economy for $120 on credit_card_1. "
+                "Do you confirm that I should change the passenger to Jo Park?")
+    assert not other.user("Yes, I confirm the passenger change.").confirmed("airline", "update_reservation_flights", flights)

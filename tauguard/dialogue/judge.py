@@ -154,7 +154,8 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
         if _names_any(sentence, own):
             return True
         # only a question names the action it asks about; a request for a yes refers back to it
-        topics.append("other" if question and other and _names_any(sentence, other) else "generic")
+        topics.append("other" if question and other and _names_any(sentence, other)
+                      and not _told_apart(sentence, domain, rule) else "generic")
     # a generic request ("Please confirm with yes") asks about what the specific one names:
     # with only another action named ("Shall I proceed with the upgrade?"), not this one
     return "generic" in topics and "other" not in topics
@@ -176,6 +177,23 @@ def _action_words(domain: str | None, call: ToolCallView | None, rule: Confirmat
     specific = {w for words in lists for w in words if sum(w in other for other in lists) == 1}
     own = {w.lower() for w in rule.words} & specific
     return own, specific - own
+
+
+def _told_apart(sentence: str, domain: str | None, rule: Confirmation | None) -> bool:
+    """Whether a question that names a word only another action uses also names a word of this
+    write's list that each such action lacks ("proceed with updating your default address": "update"
+    is the item change's word, "address" is not): the sentence is about this write, not the other."""
+    if domain is None or rule is None:
+        return False
+    try:
+        writes = contract(domain).write
+    except Exception:  # noqa: BLE001 -- no contract: nothing to tell apart
+        return False
+    mine = {w.lower() for w in rule.words}
+    lists = [{w.lower() for w in c.confirmation.words} for c in writes if c.confirmation and c.confirmation is not rule]
+    specific = {w for words in lists for w in words if sum(w in o for o in lists) == 1} - mine
+    named = [words for words in lists if _names_any(sentence, words & specific)]
+    return bool(named) and all(_names_any(sentence, mine - words) for words in named)
 
 
 def _names_any(sentence: str, words: set[str]) -> bool:
