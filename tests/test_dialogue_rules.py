@@ -175,6 +175,10 @@ REGRESSIONS = {
     "retail_gpt-4.1-mini_user-gpt-4.1:6:10:0:8": True,
     "retail_gpt-4.1-mini_user-gpt-4.1:111:17:0:15": True,
     "airline_adaptive-agent_cascata_tau3tasks:17:28:0:22": False,
+    # compiled/5: in a plan of several bookings, this booking's paragraph says how it is paid
+    "airline_adaptive-agent_cascata_tau3tasks:25:43:0:33": False,
+    "airline_adaptive-agent_opus46_tau3tasks:16:43:0:33": False,
+    "airline_adaptive-agent_cascata_tau3tasks:25:37:0:33": True,
 }
 
 
@@ -304,3 +308,23 @@ def test_a_question_naming_this_writes_word_is_not_about_the_action_a_shared_ver
     other.agent("For ABC123: 1) change the passenger to Jo Park; 2) upgrade the cabin to economy for $120 on credit_card_1. "
                 "Do you confirm that I should change the passenger to Jo Park?")
     assert not other.user("Yes, I confirm the passenger change.").confirmed("airline", "update_reservation_flights", flights)
+
+
+def test_in_a_plan_of_several_bookings_the_paragraph_naming_this_ones_passengers_says_how_it_is_paid() -> None:
+    # airline_adaptive-agent_cascata_tau3tasks:25:43:0:33 / airline_adaptive-agent_opus46_tau3tasks:16:43:0:33 (A): the
+    # agreed plan paid Raj's booking with a certificate, a gift card and a card; the call drops the gift card
+    plan = ("Two separate bookings on HAT001 and HAT002 in economy:\n\n"
+            "**Ana Lee's booking ($300):**\n- certificate_11: $100\n- gift_card_22: $150\n- Visa (credit_card_33): $50\n\n"
+            "**Ben Park's booking ($300):**\n- certificate_44: $100\n- Visa (credit_card_33): $200\n- gift_card_22: $0\n\n"
+            "Shall I go ahead and book both?")
+    chat = Chat().agent(plan).user("Yes, please book both.")
+    ana = [{"payment_id": "certificate_11", "amount": 100}, {"payment_id": "gift_card_22", "amount": 150},
+           {"payment_id": "credit_card_33", "amount": 50}]
+    assert chat.confirmed("airline", "book_reservation", _booking(ana))
+    # another kind of payment than the paragraph's: not what was agreed for this booking
+    assert not chat.confirmed("airline", "book_reservation", _booking(
+        [{"payment_id": "certificate_11", "amount": 100}, {"payment_id": "credit_card_33", "amount": 200}]))
+    # a method at $0 is one left unused
+    ben = {**_booking([{"payment_id": "certificate_44", "amount": 100}, {"payment_id": "credit_card_33", "amount": 200}]),
+           "passengers": [{"first_name": "Ben", "last_name": "Park"}]}
+    assert chat.confirmed("airline", "book_reservation", ben)

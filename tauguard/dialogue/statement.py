@@ -369,11 +369,34 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earl
                and _kinds(line)]
         if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
             return True
+    own_block = _booking_block(statement, call)
+    if own_block is not None and _kinds(_paying_lines(own_block)) != used and not (said and used <= _kinds(said[-1])):
+        return True
     stated = _kinds(statement)
     if stated:
         return not used <= stated | (_kinds(reply) if reply else set())
     named = set().union(*(_kinds(t) for t in said))
     return bool(named) and not used <= named
+
+
+def _booking_block(statement: str, call: ToolCallView) -> str | None:
+    """The paragraph of a plan of several bookings that is this booking's: its first line names
+    every passenger of the call ("Booking 2 — Raj ($871):"); its lines say how this booking is paid.
+    None when the statement is not such a plan (fewer than two paragraphs that name a payment)."""
+    names = [str(p.get("first_name")) for p in call.arguments.get("passengers") or [] if isinstance(p, dict) and p.get("first_name")]
+    if not names:
+        return None
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", statement.replace("**", "")) if b.strip()]
+    if sum(1 for b in blocks if _kinds(b)) < 2:
+        return None
+    own = [b for b in blocks if _kinds(b) and all(mentions_value(b.splitlines()[0], n) for n in names)]
+    return own[-1] if own else None
+
+
+def _paying_lines(block: str) -> str:
+    """The lines of a payment breakdown that pay something: "Mastercard: $0" names a method left unused."""
+    return "\n".join(line for line in block.splitlines()
+                     if not re.search(r"\$\s*0(?:\.0+)?(?![\d.,])[^$]*$", line.replace("*", "")))
 
 
 def _split_unstated(call: ToolCallView, texts: list[str], reply: str | None, facts: Facts) -> bool:
