@@ -179,6 +179,9 @@ REGRESSIONS = {
     "airline_adaptive-agent_cascata_tau3tasks:25:43:0:33": False,
     "airline_adaptive-agent_opus46_tau3tasks:16:43:0:33": False,
     "airline_adaptive-agent_cascata_tau3tasks:25:37:0:33": True,
+    # compiled/5: a payment the reply changed, put to the user again and answered (B); one the reply filled in (A)
+    "airline_gpt-oss-120b_user-gpt-oss-120b:37:17:0:13": False,
+    "airline_adaptive-agent_cascata_tau3tasks:33:34:0:30": True,
 }
 
 
@@ -328,3 +331,33 @@ def test_in_a_plan_of_several_bookings_the_paragraph_naming_this_ones_passengers
     ben = {**_booking([{"payment_id": "certificate_44", "amount": 100}, {"payment_id": "credit_card_33", "amount": 200}]),
            "passengers": [{"first_name": "Ben", "last_name": "Park"}]}
     assert chat.confirmed("airline", "book_reservation", ben)
+
+
+_TWO_CARDS = ('{"user_id": "u1", "name": {"first_name": "Ana", "last_name": "Lee"}, "payment_methods": {'
+              '"credit_card_111": {"source": "credit_card", "id": "credit_card_111", "brand": "visa", "last_four": "1001"}, '
+              '"credit_card_222": {"source": "credit_card", "id": "credit_card_222", "brand": "mastercard", "last_four": "2002"}}}')
+
+
+def test_a_payment_the_reply_changed_and_the_agent_put_again_is_agreed_by_the_later_pair() -> None:
+    # airline_gpt-oss-120b_user-gpt-oss-120b:37:17:0:13 (B): "charge ... to my card ending in 7334" to a statement
+    # naming the card ending in 5018, then the agent restates with 7334 and asks again
+    args = {"reservation_id": "ABC123", "cabin": "business", "flights": FLIGHTS, "payment_id": "credit_card_222"}
+    statement = "For ABC123 I will upgrade the cabin to business for $300, charged to your Visa ending in 1001. Shall I proceed?"
+    def chat() -> Chat:
+        c = Chat().call("get_user_details", {"user_id": "u1"}, _TWO_CARDS)
+        c.call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+        return c.agent(statement).user("Yes, go ahead, but charge it to my card ending in 2002.")
+    # the write follows the changed yes directly: that yes agrees to it
+    assert chat().confirmed("airline", "update_reservation_flights", args)
+    again = chat().agent("Updated: ABC123 to business for $300 on the Mastercard ending in 2002. Please confirm.").user("Confirmed.")
+    finding = NEUTRAL.confirmation("airline", view_of(again.conv), ToolCallView(id="w", name="update_reservation_flights", arguments=args))
+    assert [p.reply for p in finding.pairs] == ["Confirmed."]  # the later pair, not the changed yes
+    # a reply that fills in a payment the statement left open keeps its yes when the agent restates it
+    # (airline_adaptive-agent_cascata_tau3tasks:33:34:0:30, A)
+    open_ = Chat().call("get_user_details", {"user_id": "u1"}, _TWO_CARDS)
+    open_.call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    open_.agent("For ABC123 I will upgrade the cabin to business for $300. Shall I proceed, and which card should I use?")
+    open_.user("Yes, go ahead, with my card ending in 2002.")
+    open_.agent("Updated: ABC123 to business for $300 on the Mastercard ending in 2002. Please confirm.").user("Confirmed.")
+    finding = NEUTRAL.confirmation("airline", view_of(open_.conv), ToolCallView(id="w", name="update_reservation_flights", arguments=args))
+    assert len(finding.pairs) == 2

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, _id, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_shares, states, values_at
+from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_ids, payment_shares, states, values_at
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
@@ -380,6 +380,8 @@ class CompiledJudge:
             return False
         if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
             return False
+        if _payment_settled_later(turns, i, j, call, facts):
+            return False  # the method this write pays with was put to the user, and answered, only afterwards
         return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
@@ -454,6 +456,23 @@ def _resolved(turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation,
     if j + 2 < len(turns) or asks_go_ahead(answer, call, rule, domain):
         return False  # the user was asked again or answered again: that later pair is the confirmation
     return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(_fold(answer)))
+
+
+def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView, facts: Facts) -> bool:
+    """Whether the reply at ``j`` changed the payment the statement at ``i`` named, and the agent put
+    the changed payment to the user again before the write, answered by the user ("charge it to my
+    card ending in 7334" to a statement naming the card ending in 5018; then "Payment: Mastercard
+    ending in 7334. Please confirm"): the yes agreed to the action as first stated, and the later
+    pair is the one that agrees to it as made. A reply that only supplies a payment the statement
+    left open keeps its yes (the agent's restatement is a re-confirmation)."""
+    methods = payment_ids(call)
+    named = [m for m in facts.methods if _first_mention(turns[i].text, m, facts) is not None]
+    changed = [m for m in methods if m not in named and _first_mention(turns[j].text, m, facts) is not None]
+    if not changed or not any(m not in methods and _kind(m, facts) == _kind(c, facts) for m in named for c in changed):
+        return False  # the statement named no other method of that kind: nothing was changed
+    return any(turns[k].role == "agent" and k + 1 < len(turns) and turns[k + 1].role == "user"
+               and any(_first_mention(turns[k].text, m, facts) is not None for m in changed)
+               for k in range(j + 1, len(turns)))
 
 
 def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
