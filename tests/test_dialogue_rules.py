@@ -182,6 +182,8 @@ REGRESSIONS = {
     # compiled/5: a payment the reply changed, put to the user again and answered (B); one the reply filled in (A)
     "airline_gpt-oss-120b_user-gpt-oss-120b:37:17:0:13": False,
     "airline_adaptive-agent_cascata_tau3tasks:33:34:0:30": True,
+    # compiled/5: flights set apart as "the other option" are no alternative
+    "airline_gpt-oss-120b_user-gpt-oss-120b:19:10:1:8": True,
 }
 
 
@@ -361,3 +363,18 @@ def test_a_payment_the_reply_changed_and_the_agent_put_again_is_agreed_by_the_la
     open_.agent("Updated: ABC123 to business for $300 on the Mastercard ending in 2002. Please confirm.").user("Confirmed.")
     finding = NEUTRAL.confirmation("airline", view_of(open_.conv), ToolCallView(id="w", name="update_reservation_flights", arguments=args))
     assert len(finding.pairs) == 2
+
+
+def test_flights_set_apart_as_the_other_option_are_no_alternative() -> None:
+    # airline_gpt-oss-120b_user-gpt-oss-120b:19:10:1:8 (B): a summary of one itinerary, then "If you'd like to choose the
+    # other flight option (HAT218 + HAT039) ..., let me know": the agent singles out the one it states
+    args = _booking([{"payment_id": "certificate_7504069", "amount": 250}])
+    summary = ("Booking summary:\n- Flights: HAT001 on 2024-05-20, HAT002 on 2024-05-25, economy\n- Passenger: Ana Lee\n"
+               "- Payment: certificate_7504069 ($250)\nPlease reply yes to book it.\n")
+    chat = Chat().call("get_user_details", {"user_id": "u1"}, PROFILE)
+    chat.agent(summary + "If you'd like the other itinerary option (HAT003 + HAT002) instead, let me know.")
+    assert chat.user("yes").confirmed("airline", "book_reservation", args)
+    # flights named without setting them apart are still a menu
+    menu = Chat().call("get_user_details", {"user_id": "u1"}, PROFILE)
+    menu.agent(summary + "You could also take HAT003 + HAT002.")
+    assert not menu.user("yes").confirmed("airline", "book_reservation", args)

@@ -249,6 +249,9 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
 
 
 _OLD_OR_OTHER_STEP = re.compile(r"\b(from|current(?:ly)?|original|old|previous|was|were|instead of|replac\w*|step \d|then)\b", re.IGNORECASE)
+# A contrastive reference to the option not put forward ("if you'd like the other flight option (HAT218 +
+# HAT039) instead, let me know"): the agent singles out the one it states by setting the rest apart.
+_THE_OTHER_OPTION = re.compile(r"\bthe other (?:\w+ )?(?:option|itinerary|alternative|choice)\b", re.IGNORECASE)
 
 
 def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
@@ -266,7 +269,7 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     for line in _own_step(statement, flights, kept):
         # a reservation id can look like a flight number (BOH180): only other flights count
         others = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", line)} - ignore - flights - current
-        if others and not _OLD_OR_OTHER_STEP.search(line):
+        if others and not _OLD_OR_OTHER_STEP.search(line) and not _THE_OTHER_OPTION.search(line):
             return True  # the line of the itinerary being replaced, or of another step, is no alternative
     return False
 
