@@ -184,6 +184,8 @@ REGRESSIONS = {
     "airline_adaptive-agent_cascata_tau3tasks:33:34:0:30": True,
     # compiled/5: flights set apart as "the other option" are no alternative
     "airline_gpt-oss-120b_user-gpt-oss-120b:19:10:1:8": True,
+    # compiled/5: an address referred to by the order it is on
+    "retail_gpt-4.1-mini_user-gpt-4.1:34:15:0:13": True,
 }
 
 
@@ -378,3 +380,21 @@ def test_flights_set_apart_as_the_other_option_are_no_alternative() -> None:
     menu = Chat().call("get_user_details", {"user_id": "u1"}, PROFILE)
     menu.agent(summary + "You could also take HAT003 + HAT002.")
     assert not menu.user("yes").confirmed("airline", "book_reservation", args)
+
+
+def test_an_address_referred_to_by_the_order_it_is_on_is_stated() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:34:15:0:13 (A): "update the shipping address on #W6750959 to the NYC address
+    # from order #W3407479", copied without reading it out
+    source = '{"order_id": "#W2222222", "status": "delivered", "address": {"address1": "7 Birch Lane", "address2": "", ' \
+             '"city": "Austin", "state": "TX", "country": "USA", "zip": "73301"}}'
+    def chat() -> Chat:
+        c = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+        c.call("get_order_details", {"order_id": "#W2222222"}, source)
+        c.agent("I will change the shipping address of #W1111111 to the Austin address on order #W2222222, without "
+                "reading it out. Reply yes to proceed.")
+        return c.user("Yes, please.")
+    args = {"order_id": "#W1111111", "address1": "7 Birch Lane", "address2": "", "city": "Austin", "state": "TX",
+            "country": "USA", "zip": "73301"}
+    assert chat().confirmed("retail", "modify_pending_order_address", args)
+    # another address than that order's is not the one referred to
+    assert not chat().confirmed("retail", "modify_pending_order_address", {**args, "address1": "9 Pine Road"})

@@ -478,6 +478,27 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
     return False
 
 
+_ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
+
+
+def _address_of_named_order(text: str, call: ToolCallView, facts: Facts) -> bool:
+    """Whether ``text`` refers to the call's address by the order it is on ("the NYC address from order
+    #W3407479", copied without reading it out): an order it names whose shipping address, as a tool
+    result showed it, is the call's in every field the call sets. A reference by value, through the record."""
+    wanted = {k: str(call.arguments[k]).strip().lower() for k in _ADDRESS_FIELDS if isinstance(call.arguments.get(k), str) and call.arguments[k]}
+    if not {"address1", "zip"} <= set(wanted):
+        return False
+    target = _id(str(call.arguments.get("order_id") or ""))
+    for order in _mentioned_ids(text, facts.ids):
+        if order == target:
+            continue  # the order being changed: its address is the one being replaced
+        record = facts.records.get(order) or facts.records.get("#" + order) or {}
+        address = record.get("address")
+        if isinstance(address, dict) and all(str(address.get(k, "")).strip().lower() == v for k, v in wanted.items()):
+            return True
+    return False
+
+
 def missing(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
             context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
             reply: str | None = None) -> list[str]:
@@ -528,6 +549,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
             ):
                 continue
             if _unchanged(path, value, call, facts):
+                continue
+            if path in _ADDRESS_FIELDS and _address_of_named_order(statement + "\n" + before, call, facts):
                 continue
             if path == "total_baggages" and isinstance(value, int):
                 record = facts.records.get(str(call.arguments.get("reservation_id")))
