@@ -186,6 +186,11 @@ REGRESSIONS = {
     "airline_gpt-oss-120b_user-gpt-oss-120b:19:10:1:8": True,
     # compiled/5: an address referred to by the order it is on
     "retail_gpt-4.1-mini_user-gpt-4.1:34:15:0:13": True,
+    # compiled/5: an announced later request for the go-ahead (B); a menu option announcing one (A)
+    "airline_gpt-oss-120b_user-gpt-oss-120b:46:15:0:11": False,
+    "airline_gpt-oss-120b_user-gpt-oss-120b:46:25:0:21": False,
+    "retail_gpt-4.1-mini_user-gpt-4.1:107:16:0:2": False,
+    "retail_gpt-4.1-mini_user-gpt-4.1:34:21:0:19": True,
 }
 
 
@@ -398,3 +403,21 @@ def test_an_address_referred_to_by_the_order_it_is_on_is_stated() -> None:
     assert chat().confirmed("retail", "modify_pending_order_address", args)
     # another address than that order's is not the one referred to
     assert not chat().confirmed("retail", "modify_pending_order_address", {**args, "address1": "9 Pine Road"})
+
+
+def test_a_message_announcing_a_later_request_for_the_go_ahead_does_not_ask_for_it() -> None:
+    # airline_gpt-oss-120b_user-gpt-oss-120b:46:15:0:11, :46:25:0:21 and retail_gpt-4.1-mini_user-gpt-4.1:107:16:0:2 (B):
+    # "Once you confirm, I'll list the cancellation details for your approval before proceeding."
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    chat.agent("I can cancel ABC123 for you. Tell me the reason, and I will then go over the refund and ask for your "
+               "explicit confirmation before cancelling it.")
+    assert not chat.user("Yes, please cancel ABC123, my plans changed.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})
+    # a future-tense header announcing the steps ("I will: 1. ... 2. Ask for your final yes before ...")
+    steps = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    steps.agent("Pick a reason for cancelling ABC123 and I will:\n1. Work out the refund.\n"
+                "2. Request your final yes before cancelling.")
+    assert not steps.user("Change of plan, go ahead and cancel it.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})
+    # an option of a choice saying what would follow it, or a present request, is no announcement
+    now = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    now.agent("I need your explicit confirmation before cancelling ABC123 for a full refund. Shall I cancel it?")
+    assert now.user("Yes, cancel it.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})

@@ -161,6 +161,35 @@ def asks_go_ahead(text: str, call: ToolCallView | None = None, rule: Confirmatio
     return "generic" in topics and "other" not in topics
 
 
+# The agent announcing a confirmation step still to come ("Once you confirm, I'll list the details and ask
+# for your final 'yes' before booking"; "I will: 1. Summarize ... 2. Ask for your explicit yes before ..."):
+# a promise to ask later, in the future tense, for an approval that comes before the action.
+_LATER_ASK = re.compile(
+    r"\b(?:ask(?: you)? for|request|get|obtain|seek)\s+(?:your\s+)?(?:explicit\s+|final\s+)?(?:confirmation|approval|go-ahead|\"?yes\"?)"
+    r"\s+before\b|\bfor your (?:approval|confirmation) before\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(r"\b(?:i|we)(?:'ll| will)\b|\bwill then\b", re.IGNORECASE)
+
+
+def defers_go_ahead(text: str) -> bool:
+    """Whether an agent message announces that it will ask for the go-ahead later (after details, a
+    choice or a check): it does not ask for it now, whatever else it asks."""
+    folded = _fold(text)
+    announced = False  # a header in the future tense ("..., I will:") announces the list items after it
+    for line in folded.splitlines():
+        item = bool(_LIST_ITEM.match(line))
+        # an option of a choice ("- proceed now, and I'll present the totals for your confirmation; or")
+        # says what would follow if it is chosen, not what this message does
+        if not (item and re.search(r"\bor\W*$", line)):
+            for sentence in re.split(r"(?<=[.!?])\s+", line):
+                if _LATER_ASK.search(sentence) and (_FUTURE.search(sentence) or (announced and item)):
+                    return True
+        if line.strip():
+            announced = (announced and bool(_LIST_ITEM.match(line))) or (line.rstrip().endswith(":") and bool(_FUTURE.search(line)))
+    return False
+
+
 def _action_words(domain: str | None, call: ToolCallView | None, rule: Confirmation | None) -> tuple[set[str], set[str]]:
     """(words only this write's action uses, words only the domain's other writes use), from the contract."""
     if domain is None or call is None or rule is None:
@@ -368,6 +397,8 @@ class CompiledJudge:
         said = polarity(reply.text, about)
         if said != "yes" and not (said in ("conditional", "question") and _resolved(turns, j, call, rule, domain, about)):
             return False
+        if defers_go_ahead(statement.text):
+            return False  # "once you confirm, I'll list the details and ask for your final yes": not asked yet
         if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
             return False
         if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
