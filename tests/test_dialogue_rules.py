@@ -409,12 +409,12 @@ def test_a_message_announcing_a_later_request_for_the_go_ahead_does_not_ask_for_
     # airline_gpt-oss-120b_user-gpt-oss-120b:46:15:0:11, :46:25:0:21 and retail_gpt-4.1-mini_user-gpt-4.1:107:16:0:2 (B):
     # "Once you confirm, I'll list the cancellation details for your approval before proceeding."
     chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
-    chat.agent("I can cancel ABC123 for you. Tell me the reason, and I will then go over the refund and ask for your "
+    chat.agent("Would you like me to cancel ABC123? Once you confirm, I'll go over the refund and ask for your "
                "explicit confirmation before cancelling it.")
     assert not chat.user("Yes, please cancel ABC123, my plans changed.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})
     # a future-tense header announcing the steps ("I will: 1. ... 2. Ask for your final yes before ...")
     steps = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
-    steps.agent("Pick a reason for cancelling ABC123 and I will:\n1. Work out the refund.\n"
+    steps.agent("Shall I go ahead with cancelling ABC123? If so, I will:\n1. Work out the refund.\n"
                 "2. Request your final yes before cancelling.")
     assert not steps.user("Change of plan, go ahead and cancel it.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})
     # an option of a choice saying what would follow it, or a present request, is no announcement
