@@ -191,6 +191,8 @@ REGRESSIONS = {
     "airline_gpt-oss-120b_user-gpt-oss-120b:46:25:0:21": False,
     "retail_gpt-4.1-mini_user-gpt-4.1:107:16:0:2": False,
     "retail_gpt-4.1-mini_user-gpt-4.1:34:21:0:19": True,
+    # compiled/5: an action named only as no longer possible is not stated
+    "retail_gpt-4.1-mini_user-gpt-4.1:100:18:0:14": False,
 }
 
 
@@ -421,3 +423,18 @@ def test_a_message_announcing_a_later_request_for_the_go_ahead_does_not_ask_for_
     now = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
     now.agent("I need your explicit confirmation before cancelling ABC123 for a full refund. Shall I cancel it?")
     assert now.user("Yes, cancel it.").confirmed("airline", "cancel_reservation", {"reservation_id": "ABC123"})
+
+
+def test_an_action_named_only_as_no_longer_possible_is_not_stated() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:100:18:0:14 (B): an item change put to the user with "after this change, we won't
+    # be able to cancel or modify the order"; the user asks to cancel instead, which was never put to them
+    chat = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    chat.agent("For #W1111111 I can swap the lamp to the black one for $12 more. Note that afterwards it cannot be "
+               "cancelled any more. Reply yes to proceed.")
+    chat.user("Too expensive. Please cancel order #W1111111 instead, reason: no longer needed.")
+    args = {"order_id": "#W1111111", "reason": "no longer needed"}
+    assert not chat.confirmed("retail", "cancel_pending_order", args)
+    # the same action put to the user plainly is stated
+    plain = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
+    plain.agent("I can cancel #W1111111 (no longer needed); it cannot be undone. Reply yes to proceed.")
+    assert plain.user("Yes.").confirmed("retail", "cancel_pending_order", args)

@@ -407,7 +407,7 @@ class CompiledJudge:
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
-        if not names_action("\n".join([*earlier, statement.text]), call, rule):
+        if not names_action(_without_negated_ability("\n".join([*earlier, statement.text])), call, rule):
             return False
         if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
             return False
@@ -504,6 +504,16 @@ def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView
     return any(turns[k].role == "agent" and k + 1 < len(turns) and turns[k + 1].role == "user"
                and any(_first_mention(turns[k].text, m, facts) is not None for m in changed)
                for k in range(j + 1, len(turns)))
+
+
+# An action named only as what will no longer be possible ("after this change we won't be able to cancel
+# or modify the order"; "it cannot be cancelled") is a warning, not the action put to the user.
+_NEGATED_ABILITY = re.compile(r"\b(?:won'?t|will not|cannot|can'?t|unable to|not be able to|no longer)\b[^.;:,\n]*", re.IGNORECASE)
+
+
+def _without_negated_ability(text: str) -> str:
+    """``text`` without the clauses that name an action as impossible."""
+    return _NEGATED_ABILITY.sub(" ", text.replace("\u2019", "'"))
 
 
 def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
