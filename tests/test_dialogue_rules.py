@@ -193,6 +193,9 @@ REGRESSIONS = {
     "retail_gpt-4.1-mini_user-gpt-4.1:34:21:0:19": True,
     # compiled/5: an action named only as no longer possible is not stated
     "retail_gpt-4.1-mini_user-gpt-4.1:100:18:0:14": False,
+    # compiled/5: a reply naming another id for the target (B); a payment's digits in the reply (A)
+    "retail_gpt-4.1-mini_user-gpt-4.1:73:12:0:10": False,
+    "retail_gpt-4.1-mini_user-gpt-4.1:29:14:0:12": True,
 }
 
 
@@ -438,3 +441,19 @@ def test_an_action_named_only_as_no_longer_possible_is_not_stated() -> None:
     plain = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
     plain.agent("I can cancel #W1111111 (no longer needed); it cannot be undone. Reply yes to proceed.")
     assert plain.user("Yes.").confirmed("retail", "cancel_pending_order", args)
+
+
+def test_a_reply_naming_another_id_for_the_target_disputes_it() -> None:
+    # retail_gpt-4.1-mini_user-gpt-4.1:73:12:0:10 (B): "Is #W9502127 the correct order?" -> "Order ID: 9502126. Yes - please
+    # submit the return ..."; the agent returned items of #W9502127
+    order = '{"order_id": "#W1111111", "status": "delivered", "items": [{"item_id": "5555555555", "name": "Lamp", "options": {"color": "red"}}]}'
+    args = {"order_id": "#W1111111", "item_ids": ["5555555555"], "payment_method_id": "gift_card_7654321"}
+    def chat(reply: str) -> Chat:
+        c = Chat().call("get_order_details", {"order_id": "#W1111111"}, order)
+        c.agent("I will return the Lamp (item 5555555555) from #W1111111, refunded to gift_card_7654321. "
+                "Is #W1111111 the right order? Reply yes to proceed.")
+        return c.user(reply)
+    assert not chat("Order number: 1111112. Yes, return the lamp.").confirmed("retail", "return_delivered_order_items", args)
+    # the target's own number, or a payment method's digits, dispute nothing
+    assert chat("Order number: 1111111. Yes, return the lamp.").confirmed("retail", "return_delivered_order_items", args)
+    assert chat("Yes, return the lamp to gift card 7654321.").confirmed("retail", "return_delivered_order_items", args)

@@ -397,6 +397,8 @@ class CompiledJudge:
         said = polarity(reply.text, about)
         if said != "yes" and not (said in ("conditional", "question") and _resolved(turns, j, call, rule, domain, about)):
             return False
+        if _target_disputed(reply.text, call, facts):
+            return False  # the user named another id for the target ("Order ID: 9502126" to "is #W9502127 the order?")
         if defers_go_ahead(statement.text):
             return False  # "once you confirm, I'll list the details and ask for your final yes": not asked yet
         if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
@@ -514,6 +516,26 @@ _NEGATED_ABILITY = re.compile(r"\b(?:won'?t|will not|cannot|can'?t|unable to|not
 def _without_negated_ability(text: str) -> str:
     """``text`` without the clauses that name an action as impossible."""
     return _NEGATED_ABILITY.sub(" ", text.replace("\u2019", "'"))
+
+
+def _target_disputed(reply: str, call: ToolCallView, facts: Facts) -> bool:
+    """Whether the reply names, in the target id's own shape, an id that is neither the call's target
+    nor any id the conversation's tool results showed: the user identifies the target otherwise
+    (a differing order number), so the yes is not to the target the call acts on."""
+    for key in ("order_id", "reservation_id"):
+        target = call.arguments.get(key)
+        if not isinstance(target, str):
+            continue
+        own = _id(target)
+        digits = re.fullmatch(r"W?(\d{7})", own)
+        if digits is not None:  # an order number, written with or without its "#W"
+            # "#W9502126", or a bare number said as the order's ("Order ID: 9502126"), not a card's digits
+            said = {"W" + d for d in re.findall(r"(?:#W|\bW|\border(?: id| number| no\.?)?\s*[:#]?\s*#?)(\d{7})\b", reply, re.IGNORECASE)}
+        else:
+            said = {_id(m) for m in _ID_SHAPE.findall(reply)}
+        if any(i != own and i not in facts.ids for i in said):
+            return True
+    return False
 
 
 def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation, domain: str) -> bool:
