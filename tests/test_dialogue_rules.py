@@ -196,6 +196,8 @@ REGRESSIONS = {
     # compiled/5: a reply naming another id for the target (B); a payment's digits in the reply (A)
     "retail_gpt-4.1-mini_user-gpt-4.1:73:12:0:10": False,
     "retail_gpt-4.1-mini_user-gpt-4.1:29:14:0:12": True,
+    # compiled/5: "or any other requests" offers no second option
+    "airline_gpt-oss-120b_user-gpt-oss-120b:37:23:0:21": True,
 }
 
 
@@ -457,3 +459,17 @@ def test_a_reply_naming_another_id_for_the_target_disputes_it() -> None:
     # the target's own number, or a payment method's digits, dispute nothing
     assert chat("Order number: 1111111. Yes, return the lamp.").confirmed("retail", "return_delivered_order_items", args)
     assert chat("Yes, return the lamp to gift card 7654321.").confirmed("retail", "return_delivered_order_items", args)
+
+
+def test_or_any_other_requests_closes_an_offer_and_offers_no_second_option() -> None:
+    # airline_gpt-oss-120b_user-gpt-oss-120b:37:23:0:21 (B): "If you'd like to add the bag or have any other requests, just
+    # let me know!" -> "Please go ahead and add one more checked bag to reservation M20IZO"
+    assert asks_go_ahead("The extra suitcase is free. If you want me to add it or have any other questions, just let me know.")
+    # a real choice between two options is still no request for the go-ahead
+    assert not asks_go_ahead("Please confirm whether you'd like to keep 2 suitcases or add a third one.")
+    chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    chat.agent("Adding 1 suitcase to ABC123 (2 in total) is free under your allowance. If you'd like me to add it or have "
+               "any other requests, just let me know.")
+    chat.user("Please go ahead and add one more suitcase to ABC123.")
+    args = {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "credit_card_1"}
+    assert chat.confirmed("airline", "update_reservation_baggages", args)

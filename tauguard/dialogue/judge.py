@@ -237,7 +237,9 @@ _WH = re.compile(
 )
 # A bare "OK?" / "Right?" after a statement of the action.
 _SHORT_ASK = re.compile(r"^\W*(ok(?:ay)?|alright|all right|right|correct|agreed|good|sound good|yes or no)\W*\?$", re.IGNORECASE)
-_CHOICE = re.compile(r"\w[)\],]*\s+or\s+(?!not\b|no\b|something\b|anything\b)\w", re.IGNORECASE)
+# "or (have) any other requests" closes an offer, it offers no second option
+_CHOICE = re.compile(r"\w[)\],]*\s+or\s+(?!not\b|no\b|something\b|anything\b|(?:if you )?(?:have |need )?(?:any )?other (?:requests?|questions?|concerns?|needs?)\b)\w",
+                     re.IGNORECASE)
 _WHETHER = re.compile(r"\b(?:if|whether)\b", re.IGNORECASE)
 _STRONG = re.compile(r"\b(confirm|proceed|go ahead)\b", re.IGNORECASE)
 _PROCEED = re.compile(r"\b(proceed|go ahead|want me to|like me to)\b", re.IGNORECASE)
