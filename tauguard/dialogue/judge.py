@@ -416,7 +416,7 @@ class CompiledJudge:
         if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
             return False
         if _payment_settled_later(turns, i, j, call, facts):
-            return False  # the method this write pays with was put to the user, and answered, only afterwards
+            return False  # the reply changed the payment and the agent put it again: the later pair agrees to it
         return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
@@ -529,8 +529,7 @@ def _target_disputed(reply: str, call: ToolCallView, facts: Facts) -> bool:
         if not isinstance(target, str):
             continue
         own = _id(target)
-        digits = re.fullmatch(r"W?(\d{7})", own)
-        if digits is not None:  # an order number, written with or without its "#W"
+        if re.fullmatch(r"W?\d{7}", own):  # an order number, written with or without its "#W"
             # "#W9502126", or a bare number said as the order's ("Order ID: 9502126"), not a card's digits
             said = {"W" + d for d in re.findall(r"(?:#W|\bW|\border(?: id| number| no\.?)?\s*[:#]?\s*#?)(\d{7})\b", reply, re.IGNORECASE)}
         else:
