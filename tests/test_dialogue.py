@@ -283,7 +283,9 @@ def test_a_condition_on_another_write_of_the_summary_does_not_bind_this_one() ->
     assert chat.confirmed("retail", "modify_pending_order_address", address)
     refusal = Chat().call("get_order_details", {"order_id": "#W1111111"}, '{"order_id": "#W1111111", "status": "pending"}')
     refusal.agent("For #W1111111 I will change the shipping address to 12 Oak Street, 10001. Shall I proceed?")
-    assert not refusal.user("Yes. If the delivery date changes, please pause and let me know.").confirmed(
+    # (compiled/5) an "if" that only asks to be told should an exception arise leaves the yes standing;
+    # one whose consequence changes the action still conditions it
+    assert not refusal.user("Yes. If the delivery date changes, use my old address instead.").confirmed(
         "retail", "modify_pending_order_address", address)
 
 

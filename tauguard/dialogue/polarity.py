@@ -92,6 +92,14 @@ _OPENING_IF = re.compile(
 # An "if" whose consequence changes or halts the action ("If the difference is more than my
 # balance, please pause and let me know"; "If that isn't possible, then yes, proceed").
 _CONTINGENCY = re.compile(r"\b(pause|stop|hold off|hold on|wait|don'?t|do not|instead|then (?:yes|go ahead|proceed|please))\b", re.IGNORECASE)
+# A safeguard: an "if" about an exception whose consequence only asks the agent to stop and report
+# ("If the price difference is more than my balance, please pause and let me know"). It asks to be
+# consulted should the exception arise, and adds nothing to what is agreed: next to a yes of its
+# own it leaves the yes standing. One whose consequence changes the action ("..., use PayPal
+# instead", "..., don't cancel") or carries the agreement ("..., then yes, proceed") still conditions it.
+_SAFEGUARD = re.compile(r"\b(pause|stop|hold off|let me know|check with me|flag it|tell me|ask me)\b", re.IGNORECASE)
+_NOT_SAFEGUARD = re.compile(r"\b(instead|rather|don'?t|do not|then (?:yes|go ahead|proceed|please)|go ahead|proceed (?:with|to)|cancel|switch|change (?:it|to))\b",
+                            re.IGNORECASE)
 # "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
 _ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
 # A question back about the terms of the action: agreeing depends on its answer.
@@ -188,10 +196,21 @@ def _agrees(sentence: str) -> bool:
     return bool(_YES.search(sentence) or _REQUEST.search(sentence)) and not _OPENING_IF.search(sentence)
 
 
+def _safeguard(sentence: str) -> bool:
+    """Whether a sentence only asks the agent to stop and report should an exception arise."""
+    if _is_question(sentence) or not _OPENING_IF.search(sentence):
+        return False
+    # the consequence: what follows the condition's comma
+    _, comma, consequence = sentence.partition(",")
+    return bool(comma) and bool(_SAFEGUARD.search(consequence)) and not _NOT_SAFEGUARD.search(consequence)
+
+
 def _verdict(said: list[str]) -> Polarity:
     """The polarity of a reply's sentences (already folded, idioms removed)."""
     yes = no = conditional = question = False
     for sentence in said:
+        if _safeguard(sentence):
+            continue  # "if something goes wrong, pause and tell me": the yes next to it stands
         if _is_question(sentence):
             question = True
             if _CONDITIONAL.search(sentence) and _TERMS.search(sentence):

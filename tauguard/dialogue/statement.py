@@ -249,6 +249,9 @@ def _unchanged(path: str, value: Any, call: ToolCallView, facts: Facts) -> bool:
 
 
 _OLD_OR_OTHER_STEP = re.compile(r"\b(from|current(?:ly)?|original|old|previous|was|were|instead of|replac\w*|step \d|then)\b", re.IGNORECASE)
+# A contrastive reference to the option not put forward ("if you'd like the other flight option (HAT218 +
+# HAT039) instead, let me know"): the agent singles out the one it states by setting the rest apart.
+_THE_OTHER_OPTION = re.compile(r"\bthe other (?:\w+ )?(?:option|itinerary|alternative|choice)\b", re.IGNORECASE)
 
 
 def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
@@ -266,7 +269,7 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     for line in _own_step(statement, flights, kept):
         # a reservation id can look like a flight number (BOH180): only other flights count
         others = {m.upper() for m in re.findall(r"\b[A-Za-z]{3}\d{3}\b", line)} - ignore - flights - current
-        if others and not _OLD_OR_OTHER_STEP.search(line):
+        if others and not _OLD_OR_OTHER_STEP.search(line) and not _THE_OTHER_OPTION.search(line):
             return True  # the line of the itinerary being replaced, or of another step, is no alternative
     return False
 
@@ -369,11 +372,34 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earl
                and _kinds(line)]
         if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
             return True
+    own_block = _booking_block(statement, call)
+    if own_block is not None and _kinds(_paying_lines(own_block)) != used and not (said and used <= _kinds(said[-1])):
+        return True
     stated = _kinds(statement)
     if stated:
         return not used <= stated | (_kinds(reply) if reply else set())
     named = set().union(*(_kinds(t) for t in said))
     return bool(named) and not used <= named
+
+
+def _booking_block(statement: str, call: ToolCallView) -> str | None:
+    """The paragraph of a plan of several bookings that is this booking's: its first line names
+    every passenger of the call ("Booking 2 — Raj ($871):"); its lines say how this booking is paid.
+    None when the statement is not such a plan (fewer than two paragraphs that name a payment)."""
+    names = [str(p.get("first_name")) for p in call.arguments.get("passengers") or [] if isinstance(p, dict) and p.get("first_name")]
+    if not names:
+        return None
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", statement.replace("**", "")) if b.strip()]
+    if sum(1 for b in blocks if _kinds(b)) < 2:
+        return None
+    own = [b for b in blocks if _kinds(b) and all(mentions_value(b.splitlines()[0], n) for n in names)]
+    return own[-1] if own else None
+
+
+def _paying_lines(block: str) -> str:
+    """The lines of a payment breakdown that pay something: "Mastercard: $0" names a method left unused."""
+    return "\n".join(line for line in block.splitlines()
+                     if not re.search(r"\$\s*0(?:\.0+)?(?![\d.,])[^$]*$", line.replace("*", "")))
 
 
 def _split_unstated(call: ToolCallView, texts: list[str], reply: str | None, facts: Facts) -> bool:
@@ -452,6 +478,27 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
     return False
 
 
+_ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
+
+
+def _address_of_named_order(text: str, call: ToolCallView, facts: Facts) -> bool:
+    """Whether ``text`` refers to the call's address by the order it is on ("the NYC address from order
+    #W3407479", copied without reading it out): an order it names whose shipping address, as a tool
+    result showed it, is the call's in every field the call sets. A reference by value, through the record."""
+    wanted = {k: str(call.arguments[k]).strip().lower() for k in _ADDRESS_FIELDS if isinstance(call.arguments.get(k), str) and call.arguments[k]}
+    if not {"address1", "zip"} <= set(wanted):
+        return False
+    target = _id(str(call.arguments.get("order_id") or ""))
+    for order in _mentioned_ids(text, facts.ids):
+        if order == target:
+            continue  # the order being changed: its address is the one being replaced
+        record = facts.records.get(order) or facts.records.get("#" + order) or {}
+        address = record.get("address")
+        if isinstance(address, dict) and all(str(address.get(k, "")).strip().lower() == v for k, v in wanted.items()):
+            return True
+    return False
+
+
 def missing(statement: str, call: ToolCallView, rule: Confirmation, view: DialogueView,
             context: list[str] | None = None, facts: Facts | None = None, earlier: list[str] | None = None,
             reply: str | None = None) -> list[str]:
@@ -502,6 +549,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
             ):
                 continue
             if _unchanged(path, value, call, facts):
+                continue
+            if path in _ADDRESS_FIELDS and _address_of_named_order(statement + "\n" + before, call, facts):
                 continue
             if path == "total_baggages" and isinstance(value, int):
                 record = facts.records.get(str(call.arguments.get("reservation_id")))
