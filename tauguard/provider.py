@@ -276,6 +276,66 @@ def _from_cache(stored: dict[str, Any]) -> Any:
 _STATE = ProviderState()
 _INSTALL_LOCK = threading.Lock()
 
+# httpx's default pool, which litellm builds its sync clients with: one per process, at most
+# 100 connections, 20 of them kept open while idle.
+_POOL_USERS = 16  # simulation threads per pool shard: below the 20 idle connections a pool keeps
+_POOL_LOCK = threading.Lock()
+_sharded_session: Any = None  # the client this module gave litellm: a caller's own is never replaced
+_sharded_shards = 0
+
+
+def _sharded_client(shards: int) -> Any:
+    """An ``httpx.Client`` built as litellm builds its own sync one (``verify`` from litellm's SSL
+    settings, redirects followed, litellm's HTTP/2 switch; the environment's proxies), whose
+    transport sends each thread's requests through one of ``shards`` ordinary httpx transports,
+    chosen by the thread's id: each shard is its own connection pool."""
+    import httpx
+    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
+
+    verify, http2 = get_ssl_configuration(), http2_enabled()
+
+    class ShardedTransport(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self.pools = [httpx.HTTPTransport(verify=verify, http2=http2) for _ in range(shards)]
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return self.pools[threading.get_native_id() % shards].handle_request(request)
+
+        def close(self) -> None:
+            for pool in self.pools:
+                pool.close()
+
+    return httpx.Client(verify=verify, follow_redirects=True, http2=http2, transport=ShardedTransport())
+
+
+def shard_connection_pool(in_flight: int) -> None:
+    """Split litellm's connection pool of this process into shards of ~16 simulation threads.
+
+    litellm's sync clients in a process share one httpx pool, and httpcore reassigns
+    connections under one lock after every request and response, scanning all connections and
+    queued requests each time (its idle-connection check is quadratic in the connections). With
+    128 simulation threads in a process (C = 256 on 2 workers) the pool is full (100
+    connections; the other requests queue for one) and that bookkeeping grows the CPU of every
+    completion; a larger pool scans more and cost more (measured). Sharded, each pool serves a
+    few threads and holds a few connections. The requests, their bytes and litellm's handling
+    are unchanged: litellm's ``client_session`` (its setting for the sync HTTP client, which
+    every sync client it builds then wraps) becomes :func:`_sharded_client`. Up to 20 threads
+    (httpx's idle connections per pool) nothing changes; a ``client_session`` the caller set is
+    kept.
+    """
+    if in_flight <= _POOL_USERS + 4:
+        return
+    global _sharded_session, _sharded_shards
+    import litellm
+
+    shards = -(-in_flight // _POOL_USERS)
+    with _POOL_LOCK:
+        current = litellm.client_session
+        if current is not None and (current is not _sharded_session or _sharded_shards >= shards):
+            return  # the caller's own client, or already sharded as finely
+        litellm.client_session = _sharded_session = _sharded_client(shards)
+        _sharded_shards = shards
+
 
 def state() -> ProviderState:
     """This process's provider discipline (defaults until :func:`install`)."""

@@ -95,10 +95,11 @@ def _on_threads(pending: list[UnitSpec], concurrency: int, allowed: Callable[[],
     stops every simulation's next completion (:func:`tauguard.provider.stop_calls`),
     and the threads are daemons: the process exits without waiting for a request in flight.
     """
-    from tauguard.provider import resume_calls, stop_calls
+    from tauguard.provider import resume_calls, shard_connection_pool, stop_calls
     from tauguard.execution.simulate import prepare
 
     prepare(pending)  # warm once, so the threads do not each load the domain at once
+    shard_connection_pool(min(concurrency, len(pending)))
     resume_calls()
     todo = (spec for spec in pending if allowed())
     finished: queue.SimpleQueue[tuple[Record | None, BaseException | None]] = queue.SimpleQueue()
