@@ -328,6 +328,11 @@ def shard_connection_pool(in_flight: int) -> None:
     global _sharded_session, _sharded_shards
     import litellm
 
+    try:  # litellm's own SSL and HTTP/2 settings; litellm is not pinned, so a release without them keeps its pool
+        from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled  # noqa: F401
+    except ImportError:
+        return
+
     shards = -(-in_flight // _POOL_USERS)
     with _POOL_LOCK:
         current = litellm.client_session
