@@ -1,4 +1,4 @@
-"""Structural rules of the compiled dialogue judge added at compiled/3, compiled/4 and compiled/5, each with the real miss it
+"""Structural rules of the compiled dialogue judge added at compiled/3 to compiled/6, each with the real miss it
 comes from (case ids: file-stem:sim:write-msg:call:statement-msg in ``tauguard/dialogue/data``).
 
 Texts are shortened quotations of those exchanges; the regression tests at the end judge the real

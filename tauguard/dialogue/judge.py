@@ -37,7 +37,7 @@ from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _ment
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 5  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 6  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
