@@ -207,6 +207,9 @@ REGRESSIONS = {
     "airline_adaptive-agent_opus46_tau3tasks:7:20:0:16": True,
     "airline_adaptive-agent_opus46_tau3tasks:33:30:0:20": False,
     "airline_claude-opus-4-6_user-gpt-4.1:37:31:0:27": False,
+    # compiled/6: a yes naming this target stands beside the refusal of another target of the batch
+    "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22": True,
+    "airline_adaptive-agent_opus46_tau3tasks:37:28:0:22": True,
 }
 
 
@@ -508,3 +511,20 @@ def test_an_explicit_go_ahead_takes_up_a_stated_option_even_when_the_agent_asks_
     blocked = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
     blocked.agent("I can cancel reservation ABC123. Before I can proceed, I need to know: why do you want to cancel?")
     assert not blocked.user("My plans changed. Please go ahead.").confirmed("airline", "cancel_reservation", args)
+
+
+def test_a_yes_naming_this_target_stands_when_the_reply_drops_another_target_of_the_batch() -> None:
+    # opus46 37:26:0:22 and 37:28:0:22 (A, relabelled confirmed by the blind adjudication): "I don't want to cancel that
+    # one ... So let's just go ahead with cancelling FDZ0T5 and HSR97W"
+    def batch() -> Chat:
+        chat = Chat()
+        for rid in ("AAA111", "BBB222", "CCC333"):
+            chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "economy"))
+        chat.agent("I will cancel AAA111, BBB222 and CCC333, each with a full refund. Shall I proceed with all three?")
+        return chat
+    reply = "Please don't cancel CCC333, my sister travels on it. Go ahead and cancel AAA111 and BBB222."
+    assert batch().user(reply).confirmed("airline", "cancel_reservation", {"reservation_id": "AAA111"})
+    # the dropped one is refused, and without naming the ones that go ahead the batch is changed
+    assert not batch().user(reply).confirmed("airline", "cancel_reservation", {"reservation_id": "CCC333"})
+    assert not batch().user("Please don't cancel CCC333. Go ahead with the rest.").confirmed(
+        "airline", "cancel_reservation", {"reservation_id": "AAA111"})
