@@ -210,6 +210,9 @@ REGRESSIONS = {
     # compiled/6: a yes naming this target stands beside the refusal of another target of the batch
     "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22": True,
     "airline_adaptive-agent_opus46_tau3tasks:37:28:0:22": True,
+    # compiled/6: a request for a choice in the imperative ("let me know which option"), taken up by a go-ahead (B)
+    "airline_gpt-oss-120b_user-gpt-oss-120b:6:20:0:18": True,
+    "airline_gpt-oss-120b_user-gpt-oss-120b:6:20:1:18": True,
 }
 
 
@@ -528,3 +531,17 @@ def test_a_yes_naming_this_target_stands_when_the_reply_drops_another_target_of_
     assert not batch().user(reply).confirmed("airline", "cancel_reservation", {"reservation_id": "CCC333"})
     assert not batch().user("Please don't cancel CCC333. Go ahead with the rest.").confirmed(
         "airline", "cancel_reservation", {"reservation_id": "AAA111"})
+
+
+def test_a_request_for_a_choice_in_the_imperative_is_taken_up_by_a_go_ahead() -> None:
+    # gpt-oss 6:20:0:18 and 6:20:1:18 (B): "1. Cancel the reservation and receive the $200 voucher. 2. Search for an
+    # alternative flight ... Please let me know which option you would like to move forward with"
+    def offer() -> Chat:
+        chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+        chat.agent("We can do one of these:\n1. Cancel reservation ABC123 with a full refund.\n2. Look for a later flight.\n\n"
+                   "Let me know which you would prefer and I'll take care of it.")
+        return chat
+    args = {"reservation_id": "ABC123"}
+    assert offer().user("I'll go ahead with the cancellation, please process it.").confirmed("airline", "cancel_reservation", args)
+    # a choice without a go-ahead is still only a choice
+    assert not offer().user("The first one sounds better.").confirmed("airline", "cancel_reservation", args)

@@ -548,8 +548,13 @@ def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confi
     in words of its own ("let's go ahead with that", "Go ahead and process that!") takes up the
     action as the statement states it (``states`` checks that), and a later re-put only re-confirms
     it, as the blind adjudication of 2026-12-06 reads it; not when the agent said it cannot act
-    before it knows something ("Before I can proceed, I need to know ...")."""
-    if "?" not in turns[i].text or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
+    before it knows something ("Before I can proceed, I need to know ..."). An agent asking for the
+    choice in the imperative ("Please let me know which option you would like") asks as a question
+    does, for such a reply."""
+    # a request for the user's choice in the imperative ("Please let me know which option you would like") asks
+    # as a question does, for a reply that goes ahead with one
+    asked = "?" in turns[i].text or (_ASKS_CHOICE.search(turns[i].text) is not None and _goes_ahead(turns[j].text))
+    if not asked or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
         return False  # no question, or one asking the go-ahead of something else
     values = [v for path in rule.conveys for v in values_at(call.arguments, path.split("."))
               if v is not None and not isinstance(v, bool) and v != ""]
@@ -570,6 +575,9 @@ _GO_AHEAD = re.compile(r"\b(?:go ahead|proceed)\b", re.IGNORECASE)
 # The agent saying it cannot act until it knows something ("Before I can proceed, I need to know your
 # reason"): what it will do is not settled yet, so a go-ahead in the answer has nothing settled to take up.
 _NEEDS_FIRST = re.compile(r"\bbefore (?:i|we) (?:can )?(?:proceed|go ahead|continue)\b", re.IGNORECASE)
+
+
+_ASKS_CHOICE = re.compile(r"\blet me know (?:which|how|what)\b", re.IGNORECASE)
 
 
 def _goes_ahead(reply: str) -> bool:
