@@ -290,13 +290,15 @@ def test_a_condition_on_another_write_of_the_summary_does_not_bind_this_one() ->
 
 
 def test_refusing_one_target_of_a_batch_changes_the_batch() -> None:
-    # airline_adaptive-agent_opus46_tau3tasks:37:26:0:22: dropping SE9KEL from three cancellations needs a new statement
+    # dropping one of three cancellations without saying which go ahead needs a new statement
     chat = Chat()
     for rid in ("FDZ0T5", "HSR97W", "SE9KEL"):
         chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "business"))
     chat.agent("Shall I cancel FDZ0T5, HSR97W and SE9KEL?")
-    chat.user("Hmm, wait, SE9KEL has other passengers. Let's just go ahead with cancelling FDZ0T5 and HSR97W.")
+    chat.user("Hmm, wait, SE9KEL has other passengers. Let's just go ahead with the other two.")
     assert not chat.confirmed("airline", "cancel_reservation", {"reservation_id": "FDZ0T5"})
+    # (compiled/6) naming the ones that go ahead agrees to each of them (airline_adaptive-agent_opus46_tau3tasks:37:26:0:22,
+    # relabelled confirmed by the blind adjudication of 2026-12-06); see tests/test_dialogue_rules.py
     # a question about the others does not touch the ones agreed (airline_ironshell_opus46_run1:39:18:0:16)
     chat.agent("Would you like me to go ahead and cancel FDZ0T5 and HSR97W?")
     chat.user("Oui, please go ahead and cancel both FDZ0T5 and HSR97W. For the others, I still want to release my seats. Is that possible?")

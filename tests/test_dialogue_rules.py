@@ -1,4 +1,4 @@
-"""Structural rules of the compiled dialogue judge added at compiled/3, compiled/4 and compiled/5, each with the real miss it
+"""Structural rules of the compiled dialogue judge added at compiled/3 to compiled/6, each with the real miss it
 comes from (case ids: file-stem:sim:write-msg:call:statement-msg in ``tauguard/dialogue/data``).
 
 Texts are shortened quotations of those exchanges; the regression tests at the end judge the real
@@ -29,10 +29,13 @@ def test_a_numbered_option_is_a_menu_item_even_split_at_its_number() -> None:
     # airline_adaptive-agent_cascata_tau3tasks:34:31:0:27: "1. Upgrade ...? 2. Stay in economy and add the 2 bags?"
     menu = ("Would you like to:\n1. Upgrade both flights to business for $408?\n"
             "2. Stay in economy and just add the 2 free checked bags?\n\nLet me know how you'd like to proceed!")
+    assert not asks_go_ahead("For ABC123: " + menu)
     chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
     chat.agent("For ABC123: " + menu)
-    chat.user("Let's keep economy, but I'd like to add the 2 checked bags. Let's go ahead with that.")
+    chat.user("Let's keep economy, but I'd like to add the 2 checked bags.")
     assert not chat.confirmed("airline", "update_reservation_baggages", {"reservation_id": "ABC123", "total_baggages": 2})
+    # (the real reply adds "Let's go ahead with that.": since compiled/6 an explicit go-ahead takes the option up,
+    # as the blind adjudication of 2026-12-06 labels the case)
     # the same option put on its own is a go-ahead question
     assert asks_go_ahead("Shall I add the 2 free checked bags to ABC123?")
 
@@ -196,6 +199,20 @@ REGRESSIONS = {
     "retail_gpt-4.1-mini_user-gpt-4.1:29:14:0:12": True,
     # compiled/5: "or any other requests" offers no second option
     "airline_gpt-oss-120b_user-gpt-oss-120b:37:23:0:21": True,
+    # compiled/6: an explicit go-ahead takes up a stated option or detail question (A, relabelled by the blind
+    # adjudication); not when the agent cannot act before it knows the reason
+    "airline_adaptive-agent_cascata_tau3tasks:31:12:0:8": True,
+    "airline_adaptive-agent_cascata_tau3tasks:34:31:0:27": True,
+    "airline_adaptive-agent_cascata_tau3tasks:37:26:0:22": True,
+    "airline_adaptive-agent_opus46_tau3tasks:7:20:0:16": True,
+    "airline_adaptive-agent_opus46_tau3tasks:33:30:0:20": False,
+    "airline_claude-opus-4-6_user-gpt-4.1:37:31:0:27": False,
+    # compiled/6: a yes naming this target stands beside the refusal of another target of the batch
+    "airline_adaptive-agent_opus46_tau3tasks:37:26:0:22": True,
+    "airline_adaptive-agent_opus46_tau3tasks:37:28:0:22": True,
+    # compiled/6: a request for a choice in the imperative ("let me know which option"), taken up by a go-ahead (B)
+    "airline_gpt-oss-120b_user-gpt-oss-120b:6:20:0:18": True,
+    "airline_gpt-oss-120b_user-gpt-oss-120b:6:20:1:18": True,
 }
 
 
@@ -471,3 +488,60 @@ def test_or_any_other_requests_closes_an_offer_and_offers_no_second_option() -> 
     chat.user("Please go ahead and add one more suitcase to ABC123.")
     args = {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "credit_card_1"}
     assert chat.confirmed("airline", "update_reservation_baggages", args)
+
+
+# --------------------------------------------------------------------------- compiled/6
+
+
+def test_an_explicit_go_ahead_takes_up_a_stated_option_even_when_the_agent_asks_again() -> None:
+    # cascata 34:31:0:27, 37:26:0:22 and 31:12:0:8, opus46 7:20:0:16 (A, relabelled confirmed by the blind adjudication):
+    # the agent states the action and asks a choice or a detail; the reply tells it to go ahead
+    def offer() -> Chat:
+        chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+        chat.agent("ABC123 cannot be moved to another airport. I could instead cancel reservation ABC123 in full. "
+                   "What would you like to do?")
+        return chat
+    args = {"reservation_id": "ABC123"}
+    assert offer().user("Understood. Then go ahead and cancel it.").confirmed("airline", "cancel_reservation", args)
+    # asked again before the write: the later yes re-confirms, the first was already the go-ahead
+    again = offer().user("Understood. Then go ahead and cancel it.")
+    again.agent("To confirm: I will cancel reservation ABC123. Shall I proceed?").user("Yes.")
+    pairs = NEUTRAL.confirmation("airline", view_of(again.conv), ToolCallView(id="w", name="cancel_reservation", arguments=args)).pairs
+    assert len(pairs) == 2
+    # a go-ahead to look something up takes up nothing
+    assert not offer().user("Go ahead and check what a cancellation would refund.").confirmed("airline", "cancel_reservation", args)
+    # nor does one answering an agent that cannot act before it knows something
+    blocked = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+    blocked.agent("I can cancel reservation ABC123. Before I can proceed, I need to know: why do you want to cancel?")
+    assert not blocked.user("My plans changed. Please go ahead.").confirmed("airline", "cancel_reservation", args)
+
+
+def test_a_yes_naming_this_target_stands_when_the_reply_drops_another_target_of_the_batch() -> None:
+    # opus46 37:26:0:22 and 37:28:0:22 (A, relabelled confirmed by the blind adjudication): "I don't want to cancel that
+    # one ... So let's just go ahead with cancelling FDZ0T5 and HSR97W"
+    def batch() -> Chat:
+        chat = Chat()
+        for rid in ("AAA111", "BBB222", "CCC333"):
+            chat.call("get_reservation_details", {"reservation_id": rid}, RES % (rid, "economy"))
+        chat.agent("I will cancel AAA111, BBB222 and CCC333, each with a full refund. Shall I proceed with all three?")
+        return chat
+    reply = "Please don't cancel CCC333, my sister travels on it. Go ahead and cancel AAA111 and BBB222."
+    assert batch().user(reply).confirmed("airline", "cancel_reservation", {"reservation_id": "AAA111"})
+    # the dropped one is refused, and without naming the ones that go ahead the batch is changed
+    assert not batch().user(reply).confirmed("airline", "cancel_reservation", {"reservation_id": "CCC333"})
+    assert not batch().user("Please don't cancel CCC333. Go ahead with the rest.").confirmed(
+        "airline", "cancel_reservation", {"reservation_id": "AAA111"})
+
+
+def test_a_request_for_a_choice_in_the_imperative_is_taken_up_by_a_go_ahead() -> None:
+    # gpt-oss 6:20:0:18 and 6:20:1:18 (B): "1. Cancel the reservation and receive the $200 voucher. 2. Search for an
+    # alternative flight ... Please let me know which option you would like to move forward with"
+    def offer() -> Chat:
+        chat = Chat().call("get_reservation_details", {"reservation_id": "ABC123"}, RES % ("ABC123", "economy"))
+        chat.agent("We can do one of these:\n1. Cancel reservation ABC123 with a full refund.\n2. Look for a later flight.\n\n"
+                   "Let me know which you would prefer and I'll take care of it.")
+        return chat
+    args = {"reservation_id": "ABC123"}
+    assert offer().user("I'll go ahead with the cancellation, please process it.").confirmed("airline", "cancel_reservation", args)
+    # a choice without a go-ahead is still only a choice
+    assert not offer().user("The first one sounds better.").confirmed("airline", "cancel_reservation", args)

@@ -37,7 +37,7 @@ from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _ment
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 5  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 6  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -544,15 +544,46 @@ def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confi
     question that is no request for a go-ahead (which option, what the user prefers), the reply asks for this action naming every
     value the contract lists by value ("Yes, please go ahead and send the $50 certificate"), and
     the agent does not put the action to the user again before making it (then that later yes
-    is the confirmation, and the first reply was a choice)."""
-    if "?" not in turns[i].text or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
+    is the confirmation, and the first reply was a choice). A reply that tells the agent to go ahead
+    in words of its own ("let's go ahead with that", "Go ahead and process that!") takes up the
+    action as the statement states it (``states`` checks that), and a later re-put only re-confirms
+    it, as the blind adjudication of 2026-12-06 reads it; not when the agent said it cannot act
+    before it knows something ("Before I can proceed, I need to know ..."). An agent asking for the
+    choice in the imperative ("Please let me know which option you would like") asks as a question
+    does, for such a reply."""
+    # a request for the user's choice in the imperative ("Please let me know which option you would like") asks
+    # as a question does, for a reply that goes ahead with one
+    asked = "?" in turns[i].text or (_ASKS_CHOICE.search(turns[i].text) is not None and _goes_ahead(turns[j].text))
+    if not asked or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
         return False  # no question, or one asking the go-ahead of something else
     values = [v for path in rule.conveys for v in values_at(call.arguments, path.split("."))
               if v is not None and not isinstance(v, bool) and v != ""]
-    if not values or not all(mentions_value(turns[j].text, str(v)) for v in values):
+    if not values:
+        return False
+    if _goes_ahead(turns[j].text) and not _NEEDS_FIRST.search(turns[i].text):
+        return True  # the statement states the values (checked by ``states``); a later re-put re-confirms
+    if not all(mentions_value(turns[j].text, str(v)) for v in values):
         return False
     return not any(t.role == "agent" and asks_go_ahead(t.text, call, rule, domain) and names_action(t.text, call, rule)
                    for t in turns[j + 1 :])
+
+
+# An explicit go-ahead in the user's own words ("Go ahead and process that!", "let's go ahead with that").
+_GO_AHEAD = re.compile(r"\b(?:go ahead|proceed)\b", re.IGNORECASE)
+
+
+# The agent saying it cannot act until it knows something ("Before I can proceed, I need to know your
+# reason"): what it will do is not settled yet, so a go-ahead in the answer has nothing settled to take up.
+_NEEDS_FIRST = re.compile(r"\bbefore (?:i|we) (?:can )?(?:proceed|go ahead|continue)\b", re.IGNORECASE)
+
+
+_ASKS_CHOICE = re.compile(r"\blet me know (?:which|how|what)\b", re.IGNORECASE)
+
+
+def _goes_ahead(reply: str) -> bool:
+    """Whether a reply tells the agent, in a sentence that is no question, to go ahead with an action
+    (not with a look-up: "go ahead and check the prices" asks for information)."""
+    return any(_GO_AHEAD.search(s) and not s.endswith("?") and not _INFORMATION.search(s) for s in sentences(_fold(reply)))
 
 
 def _restated(revision: str, call: ToolCallView, rule: Confirmation, view: DialogueView, turns: list[Turn], j: int, k: int) -> bool:

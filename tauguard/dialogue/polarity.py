@@ -162,7 +162,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     reply is read for that write only: a sentence about another action or target ("For the
     others, ... is that possible?", "Desk lamp: please do not
     modify") does not condition this one (though refusing one target of a batch put to the user
-    changes the batch), and a header that announces a
+    changes the batch, unless another sentence agrees to this write naming it), and a header that announces a
     correction or checks ("I'd like to adjust the plan before you proceed:") leaves the verdict to
     its items.
     """
@@ -173,6 +173,9 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     if about is not None:
         kept: list[str] = []
         previous: str | None = None
+        # a sentence agreeing to this write by name ("Go ahead and cancel FDZ0T5 and HSR97W") says which
+        # targets of the batch go ahead: dropping another one beside it changes nothing for this one
+        named_yes = any(about(s, None) == "this" and _agrees(s) for s in said)
         for sentence in said:
             subject = about(sentence, previous)
             if subject == "unknown" and previous is not None and _ANAPHORIC.search(sentence):
@@ -180,7 +183,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
             previous = sentence
             if subject == "other" and not _agrees(sentence):
                 continue  # a refusal, condition or question about another action
-            if subject == "sibling" and not (_NO.search(sentence) or _WITHDRAW.search(sentence)) and not _agrees(sentence):
+            if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not _agrees(sentence):
                 continue  # a condition or question about another target; refusing one still changes what was put
             if _HEADER.search(sentence) and _CONDITIONAL.search(sentence) and not _STRONG_CONDITION.search(sentence):
                 continue  # "... before you proceed:": its items say what is changed or asked
