@@ -12,6 +12,7 @@ import pytest
 from tauguard import provider
 from tauguard.execution import lifecycle
 from tauguard.testing.llm_server import ScriptedLLMServer
+from test_execution_concurrency import _responder  # the same scripted airline conversation
 
 
 @pytest.fixture(autouse=True)
@@ -20,17 +21,6 @@ def _own_client_session(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(litellm, "client_session", None)
     monkeypatch.setattr(provider, "_sharded_session", None)
     monkeypatch.setattr(provider, "_sharded_shards", 0)
-
-
-def _responder(body: dict) -> dict:
-    msgs = body["messages"]
-    if body.get("tools"):
-        if msgs[-1]["role"] == "tool":
-            return {"content": "Done. Anything else?", "delay_s": 0.2}
-        return {"tool_calls": [{"name": "get_user_details", "arguments": {"user_id": "emma_kim_9957"}}], "delay_s": 0.2}
-    if sum(1 for m in msgs if m["role"] == "user") <= 1:
-        return {"content": "Hi, I am Emma Kim, user id emma_kim_9957.", "delay_s": 0.2}
-    return {"content": "###STOP###", "delay_s": 0.2}
 
 
 def test_many_threads_in_a_process_use_sharded_pools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
