@@ -66,10 +66,12 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
             # the checkpoint is before the write: the write itself is never in the transcript
             assert not any(role == "CALL" and text.startswith(w.write.name + "(") and json.dumps(w.write.arguments, sort_keys=True) in text
                            for role, text in e.state.transcript[-1:])
-    # verify counts follow the neutral dialogue judge (compiled/2 finds confirmations compiled/1
-    # missed); refuse counts follow the 2026-12-02 adjudication (2 airline, 5 retail writes violate)
-    assert real_sets["airline"].label_counts() == {"allow": 239, "verify": 57, "refuse": 64}
-    assert real_sets["retail"].label_counts() == {"allow": 125, "verify": 16, "refuse": 29}
+    # verify counts follow the neutral dialogue judge: compiled/6 recognises 4 airline and 6 retail
+    # confirmations compiled/4 missed and misses 2 airline ones it found (gpt-oss 10:12:0 and its
+    # repeat 10:14:0); all 12 are labelled confirmed in tauguard/dialogue/data. Refuse counts
+    # follow the 2026-12-02 adjudication (2 airline, 5 retail writes violate).
+    assert real_sets["airline"].label_counts() == {"allow": 241, "verify": 55, "refuse": 64}
+    assert real_sets["retail"].label_counts() == {"allow": 131, "verify": 10, "refuse": 29}
 
 
 @pytest.mark.slow
