@@ -63,6 +63,32 @@ def test_compiled_backend_scores_labelled_cases(tmp_path: Path) -> None:
     assert result["precision"] == 1.0 and result["recall"] == 1.0
     assert set(result["by_case_type"]) == {"direct", "different_question"}
     assert result["without_conversation"] == 0
+    assert (result["writes"]["tp"], result["writes"]["tn"]) == (1, 1) and result["writes_recall"] == 1.0
+
+
+def test_per_write_slice_counts_a_write_once_whichever_labelled_pair_confirms_it(tmp_path: Path) -> None:
+    # one write, two labelled pairs: the labels put the yes on the greeting pair, the judge on the
+    # statement pair, so the pairs score one false positive and one miss, the write one hit
+    cases, folder = _fixture(tmp_path)
+    msgs = _messages("I will cancel order #W3361211 (no longer needed). Shall I proceed?", "No problem, go ahead.")
+    lines = []
+    for s_at, label in ((0, "confirmed"), (4, "not_confirmed")):
+        lines.append(json.dumps({
+            "id": f"retail_fixture:0:6:0:{s_at}", "domain": "retail",
+            "source": {"file": "retail_fixture.json.gz", "sim_index": 0},
+            "write": {"name": "cancel_pending_order", "arguments": CANCEL, "message_index": 6},
+            "statement": {"message_index": s_at, "content": msgs[s_at]["content"]},
+            "reply": {"message_index": s_at + 1, "content": msgs[s_at + 1]["content"]},
+            "label": label, "case_type": "direct", "why": "test fixture", "labeller": "test",
+        }))
+    cases.write_text("\n".join(lines) + "\n")
+    proc = tauguard("dialogue", "eval", "--cases", str(cases), "--trajectories", str(folder), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)
+    assert (result["overall"]["tp"], result["overall"]["fp"], result["overall"]["fn"], result["overall"]["tn"]) == (0, 1, 1, 0)
+    assert (result["writes"]["tp"], result["writes"]["fp"], result["writes"]["fn"], result["writes"]["tn"]) == (1, 0, 0, 0)
+    table = tauguard("dialogue", "eval", "--cases", str(cases), "--trajectories", str(folder), "--format", "markdown").stdout
+    assert "| per write (any labelled pair) | 1.000 | 1.000 | 1 | 0 | 0 | 0 |" in table
 
 
 def _pair_of_last_statement(body: dict) -> dict:

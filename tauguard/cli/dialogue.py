@@ -74,6 +74,8 @@ def _ratio(value: float | None) -> str:
 
 def _rows(evaluation: Any) -> list[list[str]]:
     rows = [["all (headline)", *_counts(evaluation.overall)]]
+    if evaluation.writes.tp + evaluation.writes.fp + evaluation.writes.fn + evaluation.writes.tn:
+        rows.append(["per write (any labelled pair)", *_counts(evaluation.writes)])
     rows += [[f"labeller: {k.split(' ')[0]}", *_counts(c)] for k, c in evaluation.by_labeller.items()]
     rows += [[f"type: {k}", *_counts(c)] for k, c in evaluation.by_case_type.items()]
     if evaluation.repeats.tp + evaluation.repeats.fp + evaluation.repeats.fn + evaluation.repeats.tn:
@@ -136,7 +138,9 @@ def eval_(
         results.append(evaluate(which, loaded, folders, plumbing_only=plumbing))
     if fmt is OutputFormat.json:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude=set() if show_errors else {"errors"}) |
-                               {"precision": r.overall.precision, "recall": r.overall.recall} for r in results], indent=2))
+                               {"precision": r.overall.precision, "recall": r.overall.recall,
+                                "writes_precision": r.writes.precision, "writes_recall": r.writes.recall}
+                               for r in results], indent=2))
         return
     for r in results:
         if fmt is OutputFormat.markdown:

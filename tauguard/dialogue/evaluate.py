@@ -7,6 +7,11 @@ confirm this write, in force when the write is made? The positive class is ``con
 already succeeded) are scored apart from the headline. A case whose conversation file is not found
 is judged on its own statement, reply and write (counted as ``without_conversation``).
 
+Besides the pairs, the same cases are scored per write (``writes``): a write is confirmed when
+any of its labelled pairs is, and predicted confirmed when the judge pairs it with any of them.
+That is the decision a guard and the process rubric take (was this write confirmed at all?),
+restricted to the pairs that were labelled; repeats and ambiguous cases are left out as above.
+
 This module imports neither tau2 nor litellm.
 """
 
@@ -71,6 +76,7 @@ class Evaluation(BaseModel):
     ambiguous: int = 0
     without_conversation: int = 0
     overall: Confusion = Field(default_factory=Confusion)  # every case but the repeats
+    writes: Confusion = Field(default_factory=Confusion)  # per write: any labelled pair (repeats left out)
     repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
     by_case_type: dict[str, Confusion] = Field(default_factory=dict)
     by_labeller: dict[str, Confusion] = Field(default_factory=dict)  # repeats left out
@@ -129,6 +135,7 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
     """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders)."""
     found = _Conversations(trajectories)
     result = Evaluation(judge=f"{judge.name}/{judge.version}", cases=len(cases), plumbing_only=plumbing_only)
+    per_write: dict[tuple[str, int, int, int], tuple[bool, bool]] = {}
     for case in cases:
         if case.label not in ("confirmed", "not_confirmed"):
             result.ambiguous += 1
@@ -144,10 +151,15 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
             result.repeats.add(predicted, actual)
         else:
             result.overall.add(predicted, actual)
+            key = (case.source.file, case.source.sim_index, case.write.message_index, case.write.call_index)
+            was = per_write.get(key, (False, False))
+            per_write[key] = (was[0] or predicted, was[1] or actual)
             result.by_labeller.setdefault(case.labeller or "unknown", Confusion()).add(predicted, actual)
         result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
         if predicted != actual:
             result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted))
+    for predicted, actual in per_write.values():
+        result.writes.add(predicted, actual)
     result.by_case_type = dict(sorted(result.by_case_type.items()))
     result.by_labeller = dict(sorted(result.by_labeller.items()))
     return result
