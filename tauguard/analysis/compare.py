@@ -105,6 +105,8 @@ __all__ = [
 
 def run_ref(run: Run) -> RunRef:
     """A :class:`RunRef` for a loaded run."""
+    from tauguard.process.score import recorded_judges
+
     m = run.manifest
     return RunRef(
         run_id=m.run_id,
@@ -122,6 +124,7 @@ def run_ref(run: Run) -> RunRef:
         # load_run keeps one record (unit) per (domain, task, trial).
         recorded_units=len(run.records if run.units is None else run.units),
         skipped_lines=run.skipped_lines,
+        process_judges=recorded_judges(m.versions, m.earlier_versions),
     )
 
 

@@ -39,6 +39,9 @@ class RunRef(BaseModel):
     # The sim agent's reaction to guards ("oracle" = from the gold plan: an upper bound) and uptake.
     sim_feedback: str | None = None
     uptake: float | None = None
+    # The dialogue judge(s) the manifest says scored the process checks; None: not recorded
+    # (a run made before manifests named it).
+    process_judges: list[str] | None = None
 
     @property
     def complete(self) -> bool:

@@ -107,7 +107,7 @@ def _mcnemar_line(mc: McNemarSummary) -> str:
     )
 
 
-def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
+def _metric_section(mc: MetricComparison, fmt: TextFormat, comp: Comparison) -> list[str]:
     mdef = metric_def(mc.metric)
     direction = "higher is better" if mdef.higher_is_better else "lower is better"
     title = (
@@ -123,9 +123,11 @@ def _metric_section(mc: MetricComparison, fmt: TextFormat) -> list[str]:
         _mcnemar_line(mc.mcnemar),
     ]
     if mc.metric.startswith("process_valid"):
-        from tauguard.process.score import judge_note
+        from tauguard.process.score import scored_by_note
 
-        lines.append(f"process rubric: {judge_note()}")
+        runs = [(f"baseline {comp.baseline.run_id}", comp.baseline.process_judges),
+                (f"candidate {comp.candidate.run_id}", comp.candidate.process_judges)]
+        lines.append(f"process rubric: {scored_by_note(runs)}")
     return lines
 
 
@@ -147,7 +149,7 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         lines.append(("- " if md else "") + f"note: {note}")
     for mc in comp.metric_comparisons():
         lines.append("")
-        lines += _metric_section(mc, fmt)
+        lines += _metric_section(mc, fmt, comp)
     if tasks:
         kind = comp.metric
         lines.append("")

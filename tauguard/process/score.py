@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
@@ -249,6 +249,34 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
         verified = any(j > at and c.name in rubric.verify.reads for j, c in executed)
         tally.add(verified, "verify_after", rubric.verify.clause, at, tool, f"nothing observes the result of {tool}")
     return tally.report
+
+
+# The key under which a run's manifest ``versions`` names the dialogue judge that scored its
+# process checks (name/version); manifests written before 2026-12-06 lack it.
+JUDGE_VERSION_KEY = "dialogue-judge"
+
+
+def recorded_judges(versions: Mapping[str, str], earlier: Iterable[Mapping[str, str]] = ()) -> list[str] | None:
+    """The dialogue judges a run's manifest says scored its process checks (a resumed run may name
+    several); None when a part of the run was made before manifests recorded the judge."""
+    named = [v.get(JUDGE_VERSION_KEY) for v in (*earlier, versions)]
+    if not named or any(not n for n in named):
+        return None
+    return sorted({n for n in named if n})
+
+
+def scored_by_note(runs: Sequence[tuple[str, list[str] | None]]) -> str:
+    """Which judge scored the process checks of each of ``runs`` ((run id, recorded judges)), for
+    ``compare`` and ``report``; says when they differ (the process metrics are then not scored alike)
+    or when a run does not record it."""
+    known = {judge for _, judges in runs for judge in judges or []}
+    unknown = [rid for rid, judges in runs if judges is None]
+    if not unknown and len(known) == 1:
+        return judge_note(known)
+    parts = [f"{rid}: {' and '.join(judges) if judges else 'not recorded (a run made before its manifest named the judge; its records carry process.judge)'}"
+             for rid, judges in runs]
+    warn = "warning: the runs' process checks were scored by different dialogue judges, so process_valid is not scored alike; " if len(known) > 1 else ""
+    return warn + "explicit confirmations scored by the neutral dialogue judge (tauguard.dialogue, never a guard's code) - " + "; ".join(parts)
 
 
 def judge_note(judges: Iterable[str] | None = None) -> str:

@@ -26,7 +26,7 @@ from tauguard.analysis.metrics import KMetricKind, Subset, TaskOutcome, common_k
 from tauguard.analysis.task_table import run_task_outcomes
 from tauguard.runs.outcome_index import RecordTally, UnitOutcome
 from tauguard.analysis.pairing import PairingDifference
-from tauguard.process.score import judge_note
+from tauguard.process.score import recorded_judges, scored_by_note
 from tauguard.runs.records import SIMULATION_NOTE, TrialRecord
 from tauguard.report.curves import curve
 from tauguard.report.model import (
@@ -466,7 +466,8 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
         data.pv_panels = _panels([r for r, _ in pv_runs], [o for _, o in pv_runs], "process_valid^",
                                  "process_valid^k", opts)
         data.pv_note = metric_def("process_valid^").note or ""
-        data.process_judge = judge_note()
+        recorded = {r.manifest.run_id: recorded_judges(r.manifest.versions, r.manifest.earlier_versions) for r in runs}
+        data.process_judge = scored_by_note([(rid, recorded[rid]) for rid, _ in pv_runs])
     if any(o.is_attacked for outs in outcomes for o in outs):
         data.asr_panels = _panels(run_ids, outcomes, "asr@", "ASR@k", opts)
     data.tactics = _tactic_rows(summaries)
