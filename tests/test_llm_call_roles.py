@@ -60,3 +60,33 @@ def test_the_attack_planner_is_booked_as_attacker(monkeypatch):
     assert rec["usage"]["attacker"] == {
         "cost": 0.0, "prompt_tokens": 70, "completion_tokens": 8, "calls": 1, "cache_hits": 0, "retries": 0, "waited_s": 0.0,
     }
+
+
+def _confirms_the_last_pair(body: dict) -> dict:
+    import re
+
+    prompt = body["messages"][-1]["content"]
+    agents = [int(n) for n in re.findall(r"^\[(\d+)\] AGENT:", prompt, re.MULTILINE)]
+    users = {int(n) for n in re.findall(r"^\[(\d+)\] USER:", prompt, re.MULTILINE)}
+    last = max(agents) if agents else None
+    pairs = [{"statement": last, "reply": last + 1}] if last is not None and last + 1 in users else []
+    return {"content": json.dumps({"confirmations": pairs}), "usage": {"prompt_tokens": 50, "completion_tokens": 8}}
+
+
+def test_the_llm_dialogue_judge_is_booked_in_the_trial_record_as_guard(tmp_path: Path, monkeypatch):
+    # action-guard's checklist compiled, its dialogue items asked of the LLM judge: no guard event
+    # reports the judge's calls, so the record's guard usage must come from the ledger
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with ScriptedLLMServer(_confirms_the_last_pair) as server:
+        config = {
+            "domains": ["airline"], "task_ids": ["7"], "trials": 1, "workers": 1,
+            "strategy": "action-guard", "strategy_options": {"backend": "compiled", "dialogue": "llm"},
+            "guard_llm": "openai/judgemodel", "out": str(tmp_path), "name": "j",
+            "llm_args": {"guard": {"api_base": server.api_base}},
+        }
+        result = lifecycle.run(config)
+        requests = len(server.requests)
+    (record,) = load_run(tmp_path / "j").records
+    assert result.status == "completed" and record.error is None and requests > 0
+    guard = record.usage["guard"]
+    assert (guard.calls, guard.prompt_tokens, guard.completion_tokens) == (requests, 50 * requests, 8 * requests)

@@ -109,6 +109,21 @@ def _idle(event: Any) -> bool:
     )
 
 
+def _guard_role(from_events: dict[str, float], booked: RoleUsage | None) -> RoleUsage:
+    """The guard's usage in a trial: what its events report, or what the ledger booked for the
+    role when it booked more calls. Every call through :mod:`tauguard.llm_call` is booked,
+    the LLM dialogue judge's included, which no guard event reports; a guard's events may also
+    count calls it made outside ``llm_call``, so the larger count is the one kept."""
+    events = RoleUsage(
+        cost=from_events["cost"], prompt_tokens=int(from_events["prompt_tokens"]),
+        completion_tokens=int(from_events["completion_tokens"]), calls=int(from_events["llm_calls"]),
+    )
+    if booked is None or booked.calls <= events.calls:
+        return events
+    return RoleUsage(cost=booked.cost, prompt_tokens=booked.prompt_tokens, completion_tokens=booked.completion_tokens,
+                     calls=booked.calls)
+
+
 def _usage(messages: list[Any], cls: type[Any]) -> RoleUsage:
     usage = RoleUsage()
     costs = []
@@ -260,10 +275,7 @@ def run_unit(spec: UnitSpec) -> dict[str, Any]:
             usage=ledger.merged({
                 "agent": _usage(simulation.messages, t2.AssistantMessage),
                 "user": _usage(simulation.messages, t2.UserMessage),
-                "guard": RoleUsage(
-                    cost=guard["cost"], prompt_tokens=int(guard["prompt_tokens"]),
-                    completion_tokens=int(guard["completion_tokens"]), calls=int(guard["llm_calls"]),
-                ),
+                "guard": _guard_role(guard, ledger.roles.get("guard")),
             }),
             duration_s=time.perf_counter() - start,
             simulation=dumped,
