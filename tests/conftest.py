@@ -28,3 +28,17 @@ def make_unit(domain: str, task_id: str, trial: int = 0, **kw):
     )
     base.update(kw)
     return UnitSpec(**base)
+
+
+def judge_confirms_last_pair(body: dict) -> dict:
+    """A scripted LLM dialogue judge for the loopback server: the last agent turn and the user's
+    reply to it confirm the write (none when the user has not answered it), 50 + 8 tokens."""
+    import json
+    import re
+
+    prompt = body["messages"][-1]["content"]
+    agents = [int(n) for n in re.findall(r"^\[(\d+)\] AGENT:", prompt, re.MULTILINE)]
+    users = {int(n) for n in re.findall(r"^\[(\d+)\] USER:", prompt, re.MULTILINE)}
+    last = max(agents) if agents else None
+    pairs = [{"statement": last, "reply": last + 1}] if last is not None and last + 1 in users else []
+    return {"content": json.dumps({"confirmations": pairs}), "usage": {"prompt_tokens": 50, "completion_tokens": 8}}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import tauguard
+from conftest import judge_confirms_last_pair
 from tauguard.testing.llm_server import ScriptedLLMServer
 
 CANCEL = {"order_id": "#W3361211", "reason": "no longer needed"}
@@ -91,19 +91,10 @@ def test_per_write_slice_counts_a_write_once_whichever_labelled_pair_confirms_it
     assert "| per write (any labelled pair) | 1.000 | 1.000 | 1 | 0 | 0 | 0 |" in table
 
 
-def _pair_of_last_statement(body: dict) -> dict:
-    prompt = body["messages"][-1]["content"]
-    agents = [int(n) for n in re.findall(r"^\[(\d+)\] AGENT:", prompt, re.MULTILINE)]
-    users = {int(n) for n in re.findall(r"^\[(\d+)\] USER:", prompt, re.MULTILINE)}
-    last = max(agents)
-    pairs = [{"statement": last, "reply": last + 1}] if last + 1 in users else []
-    return {"content": json.dumps({"confirmations": pairs}), "usage": {"prompt_tokens": 50, "completion_tokens": 8}}
-
-
 @pytest.mark.slow
 def test_llm_backend_runs_through_the_loopback_server_and_says_plumbing_only(tmp_path: Path) -> None:
     cases, folder = _fixture(tmp_path)
-    with ScriptedLLMServer(_pair_of_last_statement) as server:
+    with ScriptedLLMServer(judge_confirms_last_pair) as server:
         args = json.dumps({"api_base": server.api_base})
         proc = tauguard(
             "dialogue", "eval", "--cases", str(cases), "--trajectories", str(folder), "--backend", "compiled", "--backend", "llm",

@@ -10,6 +10,8 @@ from tauguard.execution import lifecycle
 from tauguard.runs.store import load_run
 from tauguard.testing.llm_server import ScriptedLLMServer
 
+from conftest import judge_confirms_last_pair
+
 PASS = {"content": json.dumps({"verdict": "pass", "unmet": [], "remediation": ""})}
 
 
@@ -62,22 +64,11 @@ def test_the_attack_planner_is_booked_as_attacker(monkeypatch):
     }
 
 
-def _confirms_the_last_pair(body: dict) -> dict:
-    import re
-
-    prompt = body["messages"][-1]["content"]
-    agents = [int(n) for n in re.findall(r"^\[(\d+)\] AGENT:", prompt, re.MULTILINE)]
-    users = {int(n) for n in re.findall(r"^\[(\d+)\] USER:", prompt, re.MULTILINE)}
-    last = max(agents) if agents else None
-    pairs = [{"statement": last, "reply": last + 1}] if last is not None and last + 1 in users else []
-    return {"content": json.dumps({"confirmations": pairs}), "usage": {"prompt_tokens": 50, "completion_tokens": 8}}
-
-
 def test_the_llm_dialogue_judge_is_booked_in_the_trial_record_as_guard(tmp_path: Path, monkeypatch):
     # action-guard's checklist compiled, its dialogue items asked of the LLM judge: no guard event
     # reports the judge's calls, so the record's guard usage must come from the ledger
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    with ScriptedLLMServer(_confirms_the_last_pair) as server:
+    with ScriptedLLMServer(judge_confirms_last_pair) as server:
         config = {
             "domains": ["airline"], "task_ids": ["7"], "trials": 1, "workers": 1,
             "strategy": "action-guard", "strategy_options": {"backend": "compiled", "dialogue": "llm"},

@@ -120,8 +120,7 @@ def _guard_role(from_events: dict[str, float], booked: RoleUsage | None) -> Role
     )
     if booked is None or booked.calls <= events.calls:
         return events
-    return RoleUsage(cost=booked.cost, prompt_tokens=booked.prompt_tokens, completion_tokens=booked.completion_tokens,
-                     calls=booked.calls)
+    return booked.model_copy()
 
 
 def _usage(messages: list[Any], cls: type[Any]) -> RoleUsage:

@@ -260,7 +260,7 @@ def recorded_judges(versions: Mapping[str, str], earlier: Iterable[Mapping[str, 
     """The dialogue judges a run's manifest says scored its process checks (a resumed run may name
     several); None when a part of the run was made before manifests recorded the judge."""
     named = [v.get(JUDGE_VERSION_KEY) for v in (*earlier, versions)]
-    if not named or any(not n for n in named):
+    if not all(named):
         return None
     return sorted({n for n in named if n})
 
@@ -270,8 +270,7 @@ def scored_by_note(runs: Sequence[tuple[str, list[str] | None]]) -> str:
     ``compare`` and ``report``; says when they differ (the process metrics are then not scored alike)
     or when a run does not record it."""
     known = {judge for _, judges in runs for judge in judges or []}
-    unknown = [rid for rid, judges in runs if judges is None]
-    if not unknown and len(known) == 1:
+    if all(judges is not None for _, judges in runs) and len(known) == 1:
         return judge_note(known)
     parts = [f"{rid}: {' and '.join(judges) if judges else 'not recorded (a run made before its manifest named the judge; its records carry process.judge)'}"
              for rid, judges in runs]
