@@ -8,7 +8,9 @@ waiting on rate limits. Exit code 0 when every record matches, 1 otherwise (the 
 differences are printed). Also compares `tauguard show --format json` of the two runs (run id
 and wall time dropped).
 
-Usage: ``python bench/diff_records.py RUN_BEFORE RUN_AFTER [--show 5]``
+Usage: ``python bench/diff_records.py RUN_BEFORE RUN_AFTER [--show 5] [--ignore process.judge ...]``
+(``--ignore``: a dotted key path of a record left out of the comparison, for an intended
+difference already explained, e.g. the dialogue judge's version label).
 A before/after check of the sim path, then of the loopback (real-LLM) path, is in
 ``bench/diff_paths.sh``.
 """
@@ -86,10 +88,28 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None if a == b else f"{path}: {a!r:.120} != {b!r:.120}"
 
 
-def diff_runs(before: Path, after: Path, show: int = 5) -> int:
+def drop_path(record: dict[str, Any], path: str) -> dict[str, Any]:
+    """``record`` without the value at dotted ``path`` (unchanged when the path is absent)."""
+    head, _, rest = path.partition(".")
+    if head not in record:
+        return record
+    if not rest:
+        return {k: v for k, v in record.items() if k != head}
+    inner = record[head]
+    return {**record, head: drop_path(inner, rest)} if isinstance(inner, dict) else record
+
+
+def diff_runs(before: Path, after: Path, show: int = 5, ignore: tuple[str, ...] = ()) -> int:
     """Print the comparison; return the number of differing or unpaired records."""
     runs = [load_run(before), load_run(after)]
-    tables = [{r.key: normalise(canonical_call_ids(r.model_dump(mode="json"))) for r in run.records} for run in runs]
+
+    def prepared(record: Any) -> Any:
+        value = record.model_dump(mode="json")
+        for path in ignore:
+            value = drop_path(value, path)
+        return normalise(canonical_call_ids(value))
+
+    tables = [{r.key: prepared(r) for r in run.records} for run in runs]
     keys = sorted(set(tables[0]) | set(tables[1]))
     bad = 0
     for key in keys:
@@ -112,8 +132,9 @@ def main() -> None:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("--show", type=int, default=5, help="How many differing records to print.")
+    parser.add_argument("--ignore", action="append", default=[], help="Dotted record key path to leave out (repeatable).")
     args = parser.parse_args()
-    sys.exit(1 if diff_runs(args.before, args.after, args.show) else 0)
+    sys.exit(1 if diff_runs(args.before, args.after, args.show, tuple(args.ignore)) else 0)
 
 
 if __name__ == "__main__":

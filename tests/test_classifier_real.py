@@ -68,10 +68,11 @@ def test_every_benchmark_write_is_one_state_with_its_label_and_clause(real_sets:
                            for role, text in e.state.transcript[-1:])
     # verify counts follow the neutral dialogue judge: compiled/6 recognises 4 airline and 6 retail
     # confirmations compiled/4 missed and misses 2 airline ones it found (gpt-oss 10:12:0 and its
-    # repeat 10:14:0); all 12 are labelled confirmed in tauguard/dialogue/data. Refuse counts
+    # repeat 10:14:0); compiled/7 recognises 3 more (gpt-oss 39:8:0, retail 45:13:0 and 61:21:0);
+    # all 15 are labelled confirmed in tauguard/dialogue/data. Refuse counts
     # follow the 2026-12-02 adjudication (2 airline, 5 retail writes violate).
-    assert real_sets["airline"].label_counts() == {"allow": 241, "verify": 55, "refuse": 64}
-    assert real_sets["retail"].label_counts() == {"allow": 131, "verify": 10, "refuse": 29}
+    assert real_sets["airline"].label_counts() == {"allow": 242, "verify": 54, "refuse": 64}
+    assert real_sets["retail"].label_counts() == {"allow": 133, "verify": 8, "refuse": 29}
 
 
 @pytest.mark.slow

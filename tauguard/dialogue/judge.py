@@ -37,7 +37,7 @@ from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _ment
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 6  # bump on any change of the compiled judge's rules
+COMPILED_VERSION = 7  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -554,8 +554,10 @@ def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confi
     # a request for the user's choice in the imperative ("Please let me know which option you would like") asks
     # as a question does, for a reply that goes ahead with one
     asked = "?" in turns[i].text or (_ASKS_CHOICE.search(turns[i].text) is not None and _goes_ahead(turns[j].text))
-    if not asked or asks_go_ahead(turns[i].text) or not names_action(turns[j].text, call, rule):
+    if not asked or asks_go_ahead(turns[i].text):
         return False  # no question, or one asking the go-ahead of something else
+    if not names_action(turns[j].text, call, rule) and not (_goes_ahead(turns[j].text) and _picks_option(turns[i].text, turns[j].text)):
+        return False  # the reply neither asks for the action nor takes up an option put to it
     values = [v for path in rule.conveys for v in values_at(call.arguments, path.split("."))
               if v is not None and not isinstance(v, bool) and v != ""]
     if not values:
@@ -569,7 +571,19 @@ def _taken_up(turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confi
 
 
 # An explicit go-ahead in the user's own words ("Go ahead and process that!", "let's go ahead with that").
-_GO_AHEAD = re.compile(r"\b(?:go ahead|proceed)\b", re.IGNORECASE)
+_GO_AHEAD = re.compile(r"\b(?:go ahead|proceed|go with (?:that|this|it|option \w+)\b)", re.IGNORECASE)
+# An option of the statement's list chosen by its label ("Option 2 sounds great"; "let's go with option B").
+_OPTION = re.compile(r"\boption\s+(\w+)\b", re.IGNORECASE)
+
+
+def _picks_option(statement: str, reply: str) -> bool:
+    """Whether ``reply`` chooses, by its label, an option the statement lists (a numbered or lettered
+    line or table row, or one headed "Option N")."""
+    for label in {m.group(1).lower() for m in _OPTION.finditer(reply)}:
+        row = re.compile(r"^\W*(?:option\s+)?" + re.escape(label) + r"\s*(?:[.):|\u2014-]|\*\*)", re.IGNORECASE)
+        if any(row.match(line.replace("**", "")) for line in statement.splitlines()):
+            return True
+    return False
 
 
 # The agent saying it cannot act until it knows something ("Before I can proceed, I need to know your

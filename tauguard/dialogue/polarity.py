@@ -145,6 +145,10 @@ About = Callable[[str, str | None], Literal["this", "sibling", "other", "unknown
 # A header that announces what follows ("Yes — with one correction:", "A couple of checks
 # before you finalize:"): the items after it say what is agreed, changed or asked.
 _HEADER = re.compile(r":\s*$")
+# A header naming the target a section of the reply is about ("Order #W7553978:", "For reservation NM1VX1:").
+_SECTION = re.compile(r"^\W*(?:for\s+)?(?:the\s+)?(?:order|reservation|booking)\b[^.!?]{0,40}:\s*$", re.IGNORECASE)
+# The first item of a list after such a header ("1) ...", "- ...", "a. ...").
+_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|[a-d][.)])\s")
 _STRONG_CONDITION = re.compile(r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|unless)\b", re.IGNORECASE)
 # An anaphoric question ("Is that possible?") is about what the sentence before it says.
 _ANAPHORIC = re.compile(r"^\W*(?:is|would|will|does|can) (?:that|this|it) (?:be )?(?:possible|doable|allowed|work|ok(?:ay)?)\b", re.IGNORECASE)
@@ -167,28 +171,43 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     its items.
     """
     folded = _fold(text)
-    if _DEFER.search(folded):
+    if about is None and _DEFER.search(folded):
         return "conditional"
     said = sentences(_NOT_NEGATIONS.sub(" ", folded))
     if about is not None:
         kept: list[str] = []
         previous: str | None = None
+        section: Literal["this", "sibling"] | None = None  # what the reply's current section header ("Order #W3239882:") is about
         # a sentence agreeing to this write by name ("Go ahead and cancel FDZ0T5 and HSR97W") says which
         # targets of the batch go ahead: dropping another one beside it changes nothing for this one
         named_yes = any(about(s, None) == "this" and _agrees(s) for s in said)
-        for sentence in said:
+        for k, sentence in enumerate(said):
             subject = about(sentence, previous)
+            if _SECTION.match(sentence):
+                section = "this" if subject == "this" else "sibling" if subject == "sibling" else None
+            elif subject == "unknown" and section is not None:
+                subject = section  # a sentence under a target's header is about that target
             if subject == "unknown" and previous is not None and _ANAPHORIC.search(sentence):
                 subject = about(previous, None)
+                if subject == "this" and _agrees(previous) and _ADDITION.search(previous):
+                    # "Please proceed with cancelling all five, the three and also those two. Is that
+                    # possible?": the doubt is about what the user adds, the agreement to this stands
+                    subject = "sibling"
             previous = sentence
             if subject == "other" and not _agrees(sentence):
                 continue  # a refusal, condition or question about another action
             if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not _agrees(sentence):
                 continue  # a condition or question about another target; refusing one still changes what was put
-            if _HEADER.search(sentence) and _CONDITIONAL.search(sentence) and not _STRONG_CONDITION.search(sentence):
-                continue  # "... before you proceed:": its items say what is changed or asked
+            # a sentence that opens a list (not one inside a running list) announces its items
+            opens_list = k + 1 < len(said) and _ITEM.match(said[k + 1]) is not None and not _ITEM.match(sentence) \
+                and not (k > 0 and _ITEM.match(said[k - 1]))
+            header = _HEADER.search(sentence) or opens_list
+            if header and _CONDITIONAL.search(sentence) and not _STRONG_CONDITION.search(sentence):
+                continue  # "... before you proceed:" / "Yes — with one correction." before a list: its items say what is changed or asked
             kept.append(sentence)
         said = kept
+        if any(_DEFER.search(sentence) for sentence in said):
+            return "conditional"  # the yes for this write is deferred to a later message
     return _verdict(said)
 
 

@@ -368,8 +368,11 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earl
     lines = statement.splitlines()
     listed = {i for line in lines for i in _mentioned_ids(line, facts.ids)}
     if isinstance(target, str) and len(listed) >= 2:
-        own = [line for line in lines if mentions_value(line, target) and set(_mentioned_ids(line, facts.ids)) <= {_id(target)}
-               and _kinds(line)]
+        # read by sentence: a line may go on to another order ("(No items are slated for return
+        # from your PayPal order.)"), and that sentence says nothing of how this one is paid
+        units = [u for line in lines for u in _SENTENCE_END.split(line)]
+        own = [u for u in units if mentions_value(u, target) and set(_mentioned_ids(u, facts.ids)) <= {_id(target)}
+               and _kinds(u)]
         if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
             return True
     own_block = _booking_block(statement, call)
@@ -380,6 +383,10 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earl
         return not used <= stated | (_kinds(reply) if reply else set())
     named = set().union(*(_kinds(t) for t in said))
     return bool(named) and not used <= named
+
+
+# The end of a sentence inside a line: a full stop (or ! ?), a closing bracket or quote maybe, then space.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[)\]\"']?\s+(?=[(\[A-Z])")
 
 
 def _booking_block(statement: str, call: ToolCallView) -> str | None:
@@ -478,6 +485,29 @@ def _passenger_conveyed(statement: str, passenger: dict[str, Any], facts: Facts,
     return False
 
 
+def _rename_stated(text: str, passenger: dict[str, Any], call: ToolCallView, facts: Facts) -> bool:
+    """Whether ``text`` states a passenger's name change as old value to new value ("change the
+    passenger's last name from Lee to Garcia"): the reservation's record has this passenger (same
+    date of birth) under another name that differs in one part, the text names that part's old and
+    new value in that order, and every passenger of the record with the old value is renamed
+    alike, so the old value picks out whom the change is about."""
+    record = facts.records.get(str(call.arguments.get("reservation_id"))) or {}
+    current = [p for p in record.get("passengers") or [] if isinstance(p, dict)]
+    was = [p for p in current if p.get("dob") == passenger.get("dob") and p.get("dob")]
+    if len(was) != 1:
+        return False
+    for part in ("first_name", "last_name"):
+        other = "last_name" if part == "first_name" else "first_name"
+        old, new = was[0].get(part), passenger.get(part)
+        if not (isinstance(old, str) and isinstance(new, str)) or old == new or was[0].get(other) != passenger.get(other):
+            continue
+        stated = re.search(r"\b" + re.escape(norm(old)) + r"\b\W{0,4}(?:to|->|\u2192)\W{0,4}" + re.escape(norm(new)) + r"\b", norm(text))
+        renamed = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
+        alike = all(any(r.get("dob") == p.get("dob") and r.get(part) == new for r in renamed) for p in current if p.get(part) == old)
+        return stated is not None and alike
+    return False
+
+
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
 
 
@@ -522,7 +552,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
     if any(p.startswith("passengers.") for p in rule.conveys):
         passengers = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
         if not all(_unchanged_passenger(p, call, facts) or _passenger_conveyed(statement, p, facts, renamed=_renamed(call, facts))
-                   or _passenger_conveyed(before, p, facts, renamed=_renamed(call, facts)) for p in passengers):
+                   or _passenger_conveyed(before, p, facts, renamed=_renamed(call, facts))
+                   or _rename_stated(statement + "\n" + before, p, call, facts) for p in passengers):
             lacking.append("passengers")
     for path in rule.conveys:
         if path.startswith("passengers."):
@@ -533,6 +564,8 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
             text = str(value)
             if mentions_value(statement, text, facts.methods):
                 continue
+            if text in facts.methods and _first_mention(statement + "\n" + before, text, facts) is not None:
+                continue  # a card named by the last four digits the user's record shows ("Visa ending 7285")
             if path in ("reservation_id", "order_id"):
                 if _refers_to(text, statement, context, facts.ids):
                     continue
