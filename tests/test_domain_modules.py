@@ -73,8 +73,19 @@ def test_the_ledger_on_a_domain_without_its_rules_is_one_line_naming_the_domain_
     with pytest.raises(LedgerRulesMissing) as exc:
         LedgerStrategy().check_domains(["airline", "bank"])
     assert str(exc.value) == (
-        "strategy ledger: domain 'bank' has no ledger rules: missing strategies/ledger/schemas/bank.py, "
-        "strategies/ledger/readmap/bank.py, strategies/ledger/predicates/bank.py"
+        "strategy ledger: domain 'bank' has no ledger rules: missing strategies/ledger/clauses/bank.toml, "
+        "strategies/ledger/schemas/bank.py, strategies/ledger/readmap/bank.py, strategies/ledger/predicates/bank.py"
+    )
+
+
+def test_the_action_guard_on_a_domain_without_any_checklist_is_one_line() -> None:
+    from tauguard_strategies.action_guard.strategy import ActionGuardStrategy, ChecklistsMissing
+
+    ActionGuardStrategy().check_domains(list(SHIPPED))  # each has its checklists
+    with pytest.raises(ChecklistsMissing) as exc:
+        ActionGuardStrategy().check_domains(["airline", "bank"])
+    assert str(exc.value) == (
+        "strategy action-guard: domain 'bank' has no checklists (strategies/action_guard/checklists/bank/<tool>.toml)"
     )
 
 

@@ -43,9 +43,15 @@ def test_a_run_of_the_sim_on_a_domain_with_only_a_pack_and_a_contract(tmp_path: 
     # a strategy whose own rules the domain lacks says so in one line, before any work
     ledger = tauguard("run", "--domain", "mock", "--strategy", "ledger", "--out", str(tmp_path), "--name", "l", env=WITH_MOCK)
     assert ledger.returncode == 2 and ledger.stderr.strip().splitlines() == [
-        "error: strategy ledger: domain 'mock' has no ledger rules: missing strategies/ledger/schemas/mock.py, "
-        "strategies/ledger/readmap/mock.py, strategies/ledger/predicates/mock.py"
+        "error: strategy ledger: domain 'mock' has no ledger rules: missing strategies/ledger/clauses/mock.toml, "
+        "strategies/ledger/schemas/mock.py, strategies/ledger/readmap/mock.py, strategies/ledger/predicates/mock.py"
     ]
+    for strategy, line in (
+        ("action-guard", "strategy action-guard: domain 'mock' has no checklists (strategies/action_guard/checklists/mock/<tool>.toml)"),
+        ("workflow", "no workflow graph for domain 'mock'; available: airline, retail, telecom"),
+    ):
+        res = tauguard("run", "--domain", "mock", "--strategy", strategy, "--out", str(tmp_path), "--name", strategy, env=WITH_MOCK)
+        assert res.returncode == 2 and res.stderr.strip().splitlines() == [f"error: {line}"], res.stderr
 
 
 CHECKS = textwrap.dedent("""

@@ -9,9 +9,9 @@ from tauguard_strategies.ledger.session import LedgerSession
 from tauguard.errors import TauguardInputError
 from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
 
-# The ledger's own rules of a domain, one module each, found by name (domain_modules): all three
-# are required (without a schema there is no ledger, without a read map nothing fills it,
-# without predicates it holds nothing).
+# The ledger's own rules of a domain: its clause book and one module each, found by name
+# (domain_modules). All are required: the gate cites the clause book, without a schema there is
+# no ledger, without a read map nothing fills it, without predicates it holds nothing.
 RULE_PACKAGES = (
     "tauguard_strategies.ledger.schemas",
     "tauguard_strategies.ledger.readmap",
@@ -25,7 +25,10 @@ class LedgerRulesMissing(TauguardInputError):
 
 def check_rules(domain: str) -> None:
     """Raise :class:`LedgerRulesMissing` naming ``domain`` and every rule file it lacks."""
-    missing = [f for f in (missing_module(p, domain) for p in RULE_PACKAGES) if f is not None]
+    from tauguard_strategies.ledger import clauses
+
+    book = [] if (clauses.DIR / f"{domain}.toml").is_file() else [f"strategies/ledger/clauses/{domain}.toml"]
+    missing = book + [f for f in (missing_module(p, domain) for p in RULE_PACKAGES) if f is not None]
     if missing:
         raise LedgerRulesMissing(f"strategy ledger: domain '{domain}' has no ledger rules: missing {', '.join(missing)}")
 
