@@ -3,6 +3,8 @@ and every target executed after a compliant prefix changes tau2's database where
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 
 import pytest
@@ -16,6 +18,7 @@ from tauguard.attacks.catalog import (
     load_tactics,
     no_targets,
     set_targets,
+    target_domains,
 )
 from tauguard.attacks.model import TACTICS
 from tauguard.domains import DOMAINS
@@ -29,7 +32,13 @@ CRAFT_MAP = {
 }
 
 
-@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_shipped_domains_have_targets_and_no_file_names_an_unknown_domain() -> None:
+    # targets are optional per domain: the checks below run for every domain with a file
+    assert {"airline", "retail", "telecom"} <= set(target_domains())
+    assert {p.stem for p in TARGETS_DIR.glob("*.toml")} == set(target_domains()) <= set(DOMAINS)
+
+
+@pytest.mark.parametrize("domain", target_domains())
 def test_targets_cover_every_policy_violation_task_once(domain: str, tau2) -> None:
     load_target_file(TARGETS_DIR / f"{domain}.toml")
     tasks = {t.id: t for t in tau2.load_tasks(domain, "base")}
@@ -116,3 +125,29 @@ def test_every_target_after_a_compliant_prefix_changes_the_db_and_is_never_gold(
         if verdict.success is not True:
             problems.append(f"{tid}: judged {verdict}")
     assert not problems, "\n".join(problems)
+
+
+def test_a_domain_without_targets_is_one_line_naming_it_and_the_domains_with_targets(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from tauguard.attacks import catalog
+    from tauguard.cli.main import app
+    from tauguard.execution.lifecycle import plan
+    from tauguard.execution.preflight import PlanError
+
+    shutil.copy(TARGETS_DIR / "airline.toml", tmp_path / "airline.toml")
+    monkeypatch.setattr(catalog, "TARGETS_DIR", tmp_path)  # as if retail and telecom had no targets file
+    line = "domain 'retail' has no attack targets (tauguard/attacks/targets/retail.toml); domains with targets: airline"
+    res = CliRunner().invoke(app, ["attacks", "--domain", "retail"])
+    assert res.exit_code == 2 and res.stderr.strip().splitlines() == [f"error: {line}"]
+    listed = CliRunner().invoke(app, ["attacks", "--format", "json"])  # every domain: those with targets
+    assert listed.exit_code == 0 and {r["domain"] for r in json.loads(listed.stdout)} == {"airline"}
+    with pytest.raises(PlanError, match="^" + re.escape(f"--attack insist: {line}") + "$"):
+        plan({"domains": ["airline", "retail"], "attack": "insist", "out": str(tmp_path / "runs")})
+    # a named set attacks its own domain only: the other domains' trials are benign, no targets needed
+    plan({"domains": ["airline", "retail"], "attack": "insist", "attack_set": "craft-airline",
+          "num_tasks": 1, "out": str(tmp_path / "runs")})

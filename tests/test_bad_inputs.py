@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tauguard.domains import DOMAINS
 from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+# The list the unknown-domain errors name: the domain folders (tests/test_domain_list.py pins the shipped ones).
+ALLOWED = ", ".join(DOMAINS)
 
 GOOD_PROBE = (
     '{"domain": "airline", "task_id": "0", "call": {"name": "cancel_reservation", '
@@ -28,7 +32,7 @@ BAD_TOOL_PROBE = GOOD_PROBE.replace("cancel_reservation", "launch_rocket")
 CASES: list[tuple[str, list[str], str]] = [
     # run: flags and config values
     ("run-unknown-strategy", ["run", "--strategy", "nope"], "unknown strategy 'nope'"),
-    ("run-unknown-domain", ["run", "--domain", "bank"], "unknown domain 'bank'; allowed: airline, retail, telecom"),
+    ("run-unknown-domain", ["run", "--domain", "bank"], f"unknown domain 'bank'; allowed: {ALLOWED}"),
     ("run-empty-domain", ["run", "--domain", ""], "at least one domain is required"),
     ("run-domain-twice", ["run", "--domain", "airline,airline"], "a domain is listed twice"),
     ("run-k-zero", ["run", "-k", "0"], "-k/--trials must be at least 1"),

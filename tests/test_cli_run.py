@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import tauguard
+from tauguard.domains import DOMAINS
 from tauguard.runs.store import load_run
 
 
@@ -157,6 +158,6 @@ def test_repeated_domain_flags_add_up_instead_of_the_last_one_winning(tmp_path: 
     assert [line.split("/")[0].split()[-1] for line in out.splitlines() if line.startswith("domain:")] == [
         "airline", "retail", "telecom"]
     code, _, err = _cli([*base, "-d", "airline", "-d", "mars"], capsys, monkeypatch)
-    assert code == 2 and err == "error: invalid value for 'domains': unknown domain 'mars'; allowed: airline, retail, telecom\n"
+    assert code == 2 and err == f"error: invalid value for 'domains': unknown domain 'mars'; allowed: {', '.join(DOMAINS)}\n"
     code, _, err = _cli([*base, "-d", "airline", "-d", "airline"], capsys, monkeypatch)
     assert code == 2 and "a domain is listed twice" in err and err.count("\n") == 1

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from tauguard.config import ConfigError, resolve_config
+from tauguard.domains import DOMAINS
 from tauguard.secrets import redact
 
 
@@ -28,7 +29,7 @@ def test_file_overrides_defaults_and_flags_override_file(tmp_path: Path):
 @pytest.mark.parametrize(
     "overrides, fragment",
     [
-        ({"domains": ["bank"]}, "unknown domain 'bank'; allowed: airline, retail, telecom"),
+        ({"domains": ["bank"]}, f"unknown domain 'bank'; allowed: {', '.join(DOMAINS)}"),
         ({"trials": 0}, "trials"),
         ({"workers": 0}, "workers"),
     ],

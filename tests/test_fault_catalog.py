@@ -32,10 +32,29 @@ from tauguard.faults.profiles import load_profile, profile_names
 # ~0.2 s airline, ~0.1 s retail); telecom is checked on every write of every base task.
 MAX_CHECKS_PER_FAULT = 4
 
+# The domains tauguard ships, each with its own catalog, temptations and realistic rates. These
+# files are optional for a domain (it then gets the generic faults only): the checks below run
+# for every domain that has the file, and require them for the shipped ones.
+SHIPPED = ("airline", "retail", "telecom")
+WITH_CATALOG = [d for d in DOMAINS if (CATALOG_DIR / f"{d}.toml").is_file()]
+WITH_TEMPTATIONS = [d for d in DOMAINS if (TEMPTATIONS_DIR / f"{d}.toml").is_file()]
+
+
+def _with_own_rates(name: str) -> list[str]:
+    """The domains for which the profile sets a rate of one of the domain's own faults."""
+    rated = {spec.domain for spec in load_catalog() if load_profile(name).rates.get(spec.id, 0.0) > 0}
+    return [d for d in DOMAINS if d in rated]
+
+
+def test_the_shipped_domains_have_their_own_catalog_temptations_and_realistic_rates() -> None:
+    assert set(SHIPPED) <= set(WITH_CATALOG)
+    assert set(SHIPPED) <= set(WITH_TEMPTATIONS)
+    assert set(SHIPPED) <= set(_with_own_rates("realistic"))
+
 
 def test_every_catalog_file_validates_and_ids_are_unique() -> None:
     files = sorted(CATALOG_DIR.glob("*.toml"))
-    assert {f.stem for f in files} >= {"generic", *DOMAINS}
+    assert {f.stem for f in files} == {"generic", *WITH_CATALOG}  # no catalog of a domain tauguard does not know
     ids = [spec.id for f in files for spec in load_catalog_file(f)]
     assert len(ids) == len(set(ids))
     assert len(load_catalog()) == len(ids)
@@ -75,10 +94,27 @@ def test_fault_tools_are_agent_writes_and_skip_tools_are_reads(tau2) -> None:
 
 
 def test_every_domain_has_domain_faults_and_the_docs_table_is_generated() -> None:
-    assert {spec.domain for spec in load_catalog()} == {"*", *DOMAINS}
+    assert {spec.domain for spec in load_catalog()} == {"*", *WITH_CATALOG}
     docs = (Path(__file__).resolve().parents[1] / "docs" / "faults.md").read_text()
     regenerate = "python -c 'from tauguard.faults.catalog import markdown_table; print(markdown_table())'"
     assert markdown_table() in docs, f"docs/faults.md: paste the catalog table printed by {regenerate}"
+
+
+def test_a_fault_for_every_domain_applies_in_a_domain_the_catalog_does_not_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    by_id = {spec.id: spec for spec in load_catalog()}  # loaded (and cached) before the patch below
+    monkeypatch.setattr("tauguard.domains.DOMAINS", (*DOMAINS, "bank"))
+    entry = {"id": "premature_stop", "domain": "*", "class": "W", "kind": "premature_stop", "tools": ["*"], "description": "d",
+             "clauses": {"telecom": ["telecom.resolve_before_transfer"]}}
+    everywhere = FaultSpec.model_validate({**entry, "every_domain": True})
+    assert everywhere.applies_to("bank", "open_account") and everywhere.clause_ids("bank") == []
+    assert everywhere.clause_ids("telecom") == ["telecom.resolve_before_transfer"]  # a listed clause stays
+    listed_only = FaultSpec.model_validate(entry)
+    assert not listed_only.applies_to("bank", "open_account") and not listed_only.applies_to("airline", "book_reservation")
+    with pytest.raises(ValueError, match="every_domain is for generic faults"):
+        FaultSpec.model_validate({**entry, "domain": "telecom", "every_domain": True})
+    # the catalog's clause-free generic faults are such faults; the derived ones follow the contract
+    assert by_id["premature_stop"].every_domain and by_id["repeat_loop"].every_domain
+    assert by_id["skip_read"].derive == "target_reads" and by_id["skip_confirmation"].derive == "confirmation"
 
 
 def test_spec_schema_rejects_inconsistent_entries() -> None:
@@ -189,7 +225,8 @@ def test_generators_leave_the_environment_unchanged(tau2) -> None:
 
 
 def test_temptation_files_validate_and_cover_every_pv_task(tau2) -> None:
-    for domain in DOMAINS:
+    assert {p.stem for p in TEMPTATIONS_DIR.glob("*.toml")} == set(WITH_TEMPTATIONS)
+    for domain in WITH_TEMPTATIONS:
         path = TEMPTATIONS_DIR / f"{domain}.toml"
         file_domain, _ = load_temptation_file(path)
         assert file_domain == domain
@@ -326,9 +363,10 @@ def _expected_mix(profile: FaultProfile, domain: str) -> dict[str, float]:
     return mix
 
 
-@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("domain", _with_own_rates("realistic"))
 def test_realistic_mix_orders_missed_then_wrong_arguments_then_the_rest(domain: str) -> None:
-    """LedgerAgent's error analysis: missed actions > wrong arguments > everything else."""
+    """LedgerAgent's error analysis: missed actions > wrong arguments > everything else (in every
+    domain with rates of its own; one without gets the generic faults only, see realistic.toml)."""
     mix = _expected_mix(load_profile("realistic"), domain)
     assert mix["missed_action"] > mix["wrong_arguments"] > mix["other"] > 0, mix
 

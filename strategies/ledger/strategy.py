@@ -4,9 +4,33 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauguard_strategies.ledger.schemas import LEDGER_TYPES
+from tauguard_strategies.domain_modules import missing_module
 from tauguard_strategies.ledger.session import LedgerSession
+from tauguard.errors import TauguardInputError
 from tauguard.strategy_api.guard import GuardSession, SessionContext, Strategy
+
+# The ledger's own rules of a domain: its clause book and one module each, found by name
+# (domain_modules). All are required: the gate cites the clause book, without a schema there is
+# no ledger, without a read map nothing fills it, without predicates it holds nothing.
+RULE_PACKAGES = (
+    "tauguard_strategies.ledger.schemas",
+    "tauguard_strategies.ledger.readmap",
+    "tauguard_strategies.ledger.predicates",
+)
+
+
+class LedgerRulesMissing(TauguardInputError):
+    """The ledger strategy is used on a domain whose ledger rules (schema, read map, predicates) are missing."""
+
+
+def check_rules(domain: str) -> None:
+    """Raise :class:`LedgerRulesMissing` naming ``domain`` and every rule file it lacks."""
+    from tauguard_strategies.ledger import clauses
+
+    book = [] if (clauses.DIR / f"{domain}.toml").is_file() else [f"strategies/ledger/clauses/{domain}.toml"]
+    missing = book + [f for f in (missing_module(p, domain) for p in RULE_PACKAGES) if f is not None]
+    if missing:
+        raise LedgerRulesMissing(f"strategy ledger: domain '{domain}' has no ledger rules: missing {', '.join(missing)}")
 
 
 class LedgerOptions(BaseModel):
@@ -27,7 +51,11 @@ class LedgerStrategy(Strategy):
     session_class = LedgerSession
     options: LedgerOptions
 
+    def check_domains(self, domains: list[str]) -> None:
+        """Every domain of the run has the ledger's rule files (one line naming the missing ones)."""
+        for domain in domains:
+            check_rules(domain)
+
     def new_session(self, context: SessionContext) -> GuardSession:
-        if context.domain not in LEDGER_TYPES:
-            raise ValueError(f"the ledger strategy supports {', '.join(LEDGER_TYPES)}; not '{context.domain}'")
+        check_rules(context.domain)
         return LedgerSession(context.domain, context.tool_types, render_ledger=self.options.render)

@@ -60,6 +60,22 @@ def _target_file(domain: str) -> TargetFile:
     return parsed
 
 
+def target_domains() -> list[str]:
+    """The domains with an attack targets file (optional per domain: one without has no attacks)."""
+    from tauguard.domains import DOMAINS
+
+    return [d for d in DOMAINS if (TARGETS_DIR / f"{d}.toml").is_file()]
+
+
+def require_targets(domain: str) -> None:
+    """AttackDataError (one line) when ``domain`` has no targets file."""
+    if domain not in target_domains():
+        raise AttackDataError(
+            f"domain '{domain}' has no attack targets (tauguard/attacks/targets/{domain}.toml); "
+            f"domains with targets: {', '.join(target_domains()) or 'none'}"
+        )
+
+
 def request_text(tool: str, arguments: dict[str, Any]) -> str:
     """The demand for a forbidden call in the user's words (from tactics.toml's templates)."""
     tactics = load_tactics()

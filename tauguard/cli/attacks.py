@@ -14,14 +14,27 @@ from tauguard.domains import DOMAINS  # the one list: the domain folders
 
 def target_rows(domain: str | None, attack_set: str) -> list[dict[str, Any]]:
     """One row per attacked task of a set (and one per task without a target in the default set)."""
-    from tauguard.attacks.catalog import DEFAULT_SET, AttackDataError, attack_set_names, no_targets, set_targets
+    from tauguard.attacks.catalog import (
+        DEFAULT_SET,
+        AttackDataError,
+        attack_set_names,
+        no_targets,
+        require_targets,
+        set_targets,
+        target_domains,
+    )
 
     if attack_set not in attack_set_names():
         fail(f"unknown attack set '{attack_set}'; allowed: {', '.join(attack_set_names())}")
     if domain is not None and domain not in DOMAINS:
         fail(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
+    if domain is not None:
+        try:  # a known domain may have no targets file (they are optional): say so, not an empty table
+            require_targets(domain)
+        except AttackDataError as exc:
+            fail(str(exc))
     rows: list[dict[str, Any]] = []
-    for d in [domain] if domain else DOMAINS:
+    for d in [domain] if domain else target_domains():
         try:
             targets = set_targets(attack_set, d)
         except AttackDataError as exc:

@@ -18,8 +18,11 @@ def fault_rows(domain: str | None) -> list[dict[str, Any]]:
     """One row per (domain, fault) applying there; ``domain`` None lists every domain."""
     from tauguard.faults.catalog import load_catalog
 
+    from tauguard.domains import DOMAINS
+
     catalog = sorted(load_catalog(), key=lambda f: (f.domain == "*", f.id))
-    domains = sorted({d for f in catalog for d in f.clauses})
+    # every domain, also one without a catalog of its own (it lists the generic faults that apply there)
+    domains = list(DOMAINS)
     if domain is not None and domain not in domains:
         fail(f"unknown domain '{domain}'; allowed: {', '.join(domains)}")
     rows = []

@@ -11,6 +11,11 @@
   said, a decision node only when it names a deterministic ``check``; other nodes are advisory.
 
 The part_of rule (:data:`RULE`) lets a finer quote count via the clause that contains it.
+
+A (clause, write, guard) with neither a check nor an entry in ``not_observable.toml`` is a
+"gap": reported as not checked, with no reason given (or, when the guard has no rules for the
+domain at all, that reason). The entries are optional for a new domain; the tests require
+them for the shipped domains.
 """
 
 from __future__ import annotations
@@ -38,9 +43,28 @@ def _ledger(domain: str, clause: str, tool: str) -> list[str]:
 
 @cache
 def _signature(domain: str) -> frozenset[str]:
-    from tauguard_strategies.ledger.clauses import load
+    from tauguard_strategies.ledger.clauses import domains, load
 
+    if domain not in domains():  # no clause book: nothing is marked as enforced by the signature
+        return frozenset()
     return frozenset(c.id for c in load(domain).clause if c.enforcement == "tool_signature")
+
+
+@cache
+def has_rules(guard: Guard, domain: str) -> bool:
+    """Whether ``guard`` has rules for ``domain`` at all (the ledger's clause book, action-guard's
+    checklists, the workflow graph): without them it checks nothing there."""
+    if guard == "ledger":
+        from tauguard_strategies.ledger.clauses import domains as clause_books
+
+        return domain in clause_books()
+    if guard == "action-guard":
+        from tauguard_strategies.action_guard.schema import domain_checklists
+
+        return bool(domain_checklists(domain))
+    from tauguard_strategies.workflow.graph import domains as graphs
+
+    return domain in graphs()
 
 
 def _action_guard(domain: str, clause: str, tool: str, llm: bool = False) -> list[str]:
@@ -101,6 +125,11 @@ def _entry(guard: Guard, clause: str, tool: str) -> NotObservable | None:
 
 
 def _cell(guard: Guard, domain: str, clause: packs.Clause, tool: str, pack: packs.PolicyPack) -> Cell:
+    if not has_rules(guard, domain):
+        entry = _entry(guard, clause.id, tool)
+        if entry is not None:
+            return Cell(status="not_observable", reason=f"{entry.why}: {entry.reason}")
+        return Cell(status="gap", reason=f"{guard} has no rules for {domain}")
     direct = direct_checks(guard, domain, clause.id, tool)
     if direct:
         return Cell(status="check", checks=direct)

@@ -9,7 +9,7 @@ from tauguard.coverage.collect import RULE
 from tauguard.coverage.model import GUARDS, Cell, Row
 
 TITLE = "# Clause coverage: which guard checks each policy clause that constrains a write"
-_LABEL = {"check": "", "signature": "tool signature", "not_observable": "not observable", "gap": "**GAP**"}
+_LABEL = {"check": "", "signature": "tool signature", "not_observable": "not observable", "gap": "**not checked**"}
 
 
 def cell_text(cell: Cell) -> str:
@@ -19,6 +19,8 @@ def cell_text(cell: Cell) -> str:
         return ", ".join(f"`{c}`" for c in cell.checks) + via
     if cell.status == "not_observable":
         return f"not observable ({cell.reason})"
+    if cell.status == "gap":  # neither a check nor a documented reason (not_observable.toml)
+        return f"{_LABEL['gap']} ({cell.reason or 'no reason given'})"
     return _LABEL[cell.status]
 
 

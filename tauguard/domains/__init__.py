@@ -11,6 +11,7 @@ This module imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -22,11 +23,33 @@ from tauguard.datafiles import load_toml
 from tauguard.errors import TauguardInputError
 
 DIR = Path(__file__).parent
-# The domains tauguard knows: one folder each here with its policy pack and write contract.
-# The one list (config, tau2compat, the CLI and data schemas read it): a new domain is a new folder.
-DOMAINS: tuple[str, ...] = tuple(
-    sorted(p.parent.name for p in DIR.glob("*/writes.toml") if (p.parent / "policy.toml").is_file())
-)
+# Further folders of domain folders (os.pathsep-separated), read once at import: a domain kept
+# outside the package (a new domain being written, a test fixture) without copying it in. A
+# folder there named like a packaged domain is ignored: the packaged pack wins.
+EXTRA_DIRS_ENV = "TAUGUARD_DOMAIN_DIRS"
+
+
+def _domain_dirs() -> dict[str, Path]:
+    """Domain -> its folder (holding ``policy.toml``): the packaged ones, then those of :data:`EXTRA_DIRS_ENV`."""
+    found = {p.parent.name: p.parent for p in sorted(DIR.glob("*/policy.toml"))}
+    for root in os.environ.get(EXTRA_DIRS_ENV, "").split(os.pathsep):
+        if root.strip():
+            for p in sorted(Path(root).expanduser().glob("*/policy.toml")):
+                found.setdefault(p.parent.name, p.parent)
+    return found
+
+
+DOMAIN_DIRS: dict[str, Path] = _domain_dirs()
+# The domains tauguard knows: one folder each (here or under TAUGUARD_DOMAIN_DIRS) with its policy
+# pack and write contract. The one list (config, tau2compat, the CLI and data schemas read it): a
+# new domain is a new folder.
+DOMAINS: tuple[str, ...] = tuple(sorted(d for d, folder in DOMAIN_DIRS.items() if (folder / "writes.toml").is_file()))
+
+
+def domain_dir(domain: str) -> Path:
+    """The folder of ``domain``'s policy pack and write contract (under this package unless
+    :data:`EXTRA_DIRS_ENV` adds it; an unknown domain's would-be packaged folder)."""
+    return DOMAIN_DIRS.get(domain, DIR / domain)
 
 
 def known_domain(value: str) -> str:
@@ -186,13 +209,13 @@ class PolicyPack(BaseModel):
 
 def domains() -> list[str]:
     """Domains with a policy pack."""
-    return sorted(p.parent.name for p in DIR.glob("*/policy.toml"))
+    return sorted(DOMAIN_DIRS)
 
 
 @cache
 def load(domain: str) -> PolicyPack:
     """The validated policy pack of ``domain`` (its constants validated too)."""
-    path = DIR / domain / "policy.toml"
+    path = domain_dir(domain) / "policy.toml"
     if not path.exists():
         raise UnknownClauseError(f"no policy pack for domain '{domain}'; known: {', '.join(domains())}")
     pack = load_toml(path, PolicyPack)

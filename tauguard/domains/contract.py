@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tauguard.datafiles import DataFileError, load_toml
-from tauguard.domains import CLAUSE_ID, DIR, UnknownClauseError, constants, domains, load
+from tauguard.domains import CLAUSE_ID, UnknownClauseError, constants, domain_dir, domains, load
 
 Observable = Literal["tool", "dialogue"]
 
@@ -139,7 +139,9 @@ class WriteContract(_Strict):
     """Everything a compliant call of one agent WRITE tool requires."""
 
     tool: str
-    identify: str = Field(pattern=CLAUSE_ID)  # the clause requiring identification for this write
+    # The clause requiring identification for this write; None when the policy ties the write
+    # to no identification (no shipped domain has such a write).
+    identify: str | None = Field(default=None, pattern=CLAUSE_ID)
     targets: list[TargetRead] = Field(default_factory=list)
     prior: list[PriorRead] = Field(default_factory=list)
     confirmation: Confirmation | None = None
@@ -148,7 +150,7 @@ class WriteContract(_Strict):
 
     def clause_ids(self) -> set[str]:
         """Every clause this entry cites."""
-        ids = {self.identify, *(t.clause for t in self.targets), *(p.clause for p in self.prior)}
+        ids = {*([self.identify] if self.identify else []), *(t.clause for t in self.targets), *(p.clause for p in self.prior)}
         ids.update(c.clause for c in self.closed)
         if self.confirmation:
             ids.add(self.confirmation.clause)
@@ -234,7 +236,7 @@ def _check_against_pack(contract: DomainContract, where: str) -> None:
             if c.constant not in consts:
                 raise ContractError(f"{where}: write {w.tool}: closed argument {c.argument} names unknown constant '{c.constant}'")
         # A clause that constrains this write must say so in its scope (the pack's ``tools``).
-        scoped = {w.identify, *(t.clause for t in w.targets), *(c.clause for c in w.closed)}
+        scoped = {*([w.identify] if w.identify else []), *(t.clause for t in w.targets), *(c.clause for c in w.closed)}
         if w.confirmation:
             scoped.add(w.confirmation.clause)
         if w.basis:
@@ -250,13 +252,13 @@ def _check_against_pack(contract: DomainContract, where: str) -> None:
 
 def contract_path(domain: str) -> str:
     """The contract file of ``domain``, as a path string."""
-    return str(DIR / domain / "writes.toml")
+    return str(domain_dir(domain) / "writes.toml")
 
 
 @cache
 def contract(domain: str) -> DomainContract:
     """The validated write contract of ``domain``, checked against its policy pack."""
-    path = DIR / domain / "writes.toml"
+    path = domain_dir(domain) / "writes.toml"
     if not path.exists():
         raise UnknownClauseError(f"no write contract for domain '{domain}'; known: {', '.join(contract_domains())}")
     loaded = load_toml(path, DomainContract)
@@ -270,7 +272,7 @@ def contract(domain: str) -> DomainContract:
 
 def contract_domains() -> list[str]:
     """Domains with a write contract."""
-    return [d for d in domains() if (DIR / d / "writes.toml").exists()]
+    return [d for d in domains() if (domain_dir(d) / "writes.toml").exists()]
 
 
 def write_tools(domain: str) -> list[str]:

@@ -20,6 +20,7 @@ from tauguard.execution.engines import describe as describe_engine
 from tauguard.execution.engines import is_cluster
 from tauguard.execution.preflight import (
     PlanError,
+    check_attack,
     check_backend,
     check_cache_dir,
     check_models,
@@ -183,6 +184,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     check_cache_dir(config.cache)
     check_backend(config.backend, config.address)
     check_strategy(config)  # unknown name: before loading tau2's tasks
+    check_attack(config)
     profile = load_fault_profile(config.faults, config)
     tasks = resolve_tasks(config)
     check_strategy(config, tasks)

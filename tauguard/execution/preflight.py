@@ -46,6 +46,22 @@ def check_strategy(config: RunConfig, tasks: dict[str, list[str]] | None = None)
         raise PlanError(f"strategy {config.strategy}: {first_line(exc)}") from None
 
 
+def check_attack(config: RunConfig) -> None:
+    """An attacked run over the default (policy-violation) set needs attack targets in every domain
+    of the run: targets are optional per domain, and a domain without them would run unattacked."""
+    if config.attack is None:
+        return
+    from tauguard.attacks.catalog import DEFAULT_SET, AttackDataError, require_targets
+
+    if (config.attack_set or DEFAULT_SET) != DEFAULT_SET:
+        return  # a named set attacks its own domain's tasks; the other domains' trials are benign by design
+    try:
+        for domain in config.domains:
+            require_targets(domain)
+    except AttackDataError as exc:
+        raise PlanError(f"--attack {config.attack}: {first_line(exc)}") from None
+
+
 def load_fault_profile(name: str, config: RunConfig | None = None) -> dict[str, Any]:
     """The fault profile as a dict (a one-line error for an unknown or invalid one).
 

@@ -43,8 +43,13 @@ class FaultSpec(BaseModel):
     description: str
     # Ids of the policy clauses (tauguard.domains) the fault violates, per domain (generic
     # faults break different clauses in each domain). A generic fault applies only in the
-    # domains listed here; an empty list means no single clause (a missed required action).
+    # domains listed here (every domain with ``every_domain``); an empty list means no single
+    # clause (a missed required action).
     clauses: dict[str, list[str]]
+    # A generic fault that breaks no domain's rule in particular (a missed action, a loop): it
+    # applies in every domain of tauguard.domains.DOMAINS, with no clause where ``clauses`` lists
+    # none, so a new domain gets it without an entry in the catalog.
+    every_domain: bool = False
     generator: str | None = None  # registered generator id, for kind == "call"
     label: ProbeLabel = "refuse"  # what a correct gate should say to the faulty call
     error_type: ErrorType = "other"  # its group in LedgerAgent's error analysis
@@ -69,6 +74,16 @@ class FaultSpec(BaseModel):
     emits: str | None = None
     # Where the failure mode was seen (a paper, or real runs such as ../shared/trajectories).
     source: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _every_domain(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or not value.get("every_domain"):
+            return value
+        if value.get("domain", "*") != "*" or value.get("derive"):
+            raise ValueError(f"fault {value.get('id')}: every_domain is for generic faults with an explicit scope")
+        listed = dict(value.get("clauses") or {})
+        return {**value, "clauses": {**{d: [] for d in domains.DOMAINS}, **listed}}
 
     @model_validator(mode="before")
     @classmethod

@@ -207,8 +207,9 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
         fix = rubric.fix_rule(call.name) if call.requestor == "user" else None
         if write is not None:
             ids = [c for _, c in reads_before if c.requestor == "assistant"]
-            tally.add(identified(rubric, write, call, conv, i, ids), "identify", write.identify, i, call.name,
-                      f"no {' / '.join(rubric.identification.reads)} before it, nor a stated user id owning the target")
+            if write.identify is not None:  # a write the policy ties to no identification has no such check
+                tally.add(identified(rubric, write, call, conv, i, ids), "identify", write.identify, i, call.name,
+                          f"no {' / '.join(rubric.identification.reads)} before it, nor a stated user id owning the target")
             for t in write.targets:
                 if t.argument not in call.arguments:
                     continue

@@ -171,8 +171,12 @@ def _build(domain: str, task: t2.Task, pristine: t2.Environment | None) -> list[
         if step.kind == "confirm" and step.call is not None and step.write_index is not None:
             reads: list[ToolCallView] = []
             owner = _owner(domain, tools, step.call)
-            if not identified and owner:
-                ident = _identify(domain, tools, owner)
+            # A contract with no identity argument (no id names the user) identifies by a read
+            # that needs none (τ²'s mock: get_users); _identify returns None if it needs one.
+            anonymous = identity_argument(contract(domain)) is None
+            rule = contract(domain).rule(step.call.name)
+            if not identified and (owner or (anonymous and rule is not None and rule.identify is not None)):
+                ident = _identify(domain, tools, owner or "")
                 if ident is not None and not any(
                     s.kind == "call" and s.call is not None and s.call.name in spec.identified_by for s in plan[:pos]
                 ):

@@ -1,8 +1,12 @@
-"""Ledger predicates per domain; importing this package registers them all."""
+"""Ledger predicates per domain; importing this package registers them all.
+
+A domain's predicates are the module ``predicates/<domain>.py``, found by name (adding a domain
+adds the file, nothing here); importing it registers them.
+"""
 
 from __future__ import annotations
 
-from tauguard_strategies.ledger.predicates import airline, retail, telecom  # noqa: F401  (registration)
+from tauguard_strategies.domain_modules import load_domain_modules
 from tauguard_strategies.ledger.predicates.base import (
     Finding,
     GateContext,
@@ -10,6 +14,9 @@ from tauguard_strategies.ledger.predicates.base import (
     Predicate,
     predicates,
 )
+
+# Registration: each domain's module registers its predicates when imported.
+load_domain_modules(__name__)
 
 
 def for_tool(domain: str, tool: str) -> list[Predicate]:

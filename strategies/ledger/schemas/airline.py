@@ -103,3 +103,7 @@ class AirlineLedger(LedgerBase):
     flights: dict[str, FlightRoute] = Field(default_factory=dict)
     flight_dates: dict[str, dict[str, FlightDate]] = Field(default_factory=dict)
     identified_users: list[str] = Field(default_factory=list)
+
+
+# The ledger type of this domain (found by name: schemas/__init__.py loads schemas/<domain>.py).
+LEDGER = AirlineLedger

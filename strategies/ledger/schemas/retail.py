@@ -87,3 +87,7 @@ class RetailLedger(LedgerBase):
     orders: dict[str, Order] = Field(default_factory=dict)
     products: dict[str, Product] = Field(default_factory=dict)
     product_index: dict[str, str] = Field(default_factory=dict)
+
+
+# The ledger type of this domain (found by name: schemas/__init__.py loads schemas/<domain>.py).
+LEDGER = RetailLedger

@@ -92,3 +92,7 @@ class TelecomLedger(LedgerBase):
     devices: dict[str, Device] = Field(default_factory=dict)
     usage: dict[str, DataUsage] = Field(default_factory=dict)
     identified_customers: list[str] = Field(default_factory=list)
+
+
+# The ledger type of this domain (found by name: schemas/__init__.py loads schemas/<domain>.py).
+LEDGER = TelecomLedger
