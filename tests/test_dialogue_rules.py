@@ -225,6 +225,7 @@ REGRESSIONS = {
     "retail_gpt-4.1-mini_user-gpt-4.1:64:17:0:11": False,
     # compiled/7: "Is that possible?" about the targets the user adds (A, blind adjudication)
     "airline_adaptive-agent_cascata_tau3tasks:40:18:0:14": True,
+    "airline_adaptive-agent_cascata_tau3tasks:40:18:1:14": True,
     "airline_adaptive-agent_cascata_tau3tasks:40:18:2:14": True,
     # compiled/7: a section header of the reply ("Order #W3239882:") scopes its sentences; a deferral is read per sentence (B)
     "retail_gpt-4.1-mini_user-gpt-4.1:61:21:0:19": True,
