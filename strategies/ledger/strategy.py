@@ -27,7 +27,7 @@ def check_rules(domain: str) -> None:
     """Raise :class:`LedgerRulesMissing` naming ``domain`` and every rule file it lacks."""
     from tauguard_strategies.ledger import clauses
 
-    book = [] if (clauses.DIR / f"{domain}.toml").is_file() else [f"strategies/ledger/clauses/{domain}.toml"]
+    book = [] if domain in clauses.domains() else [f"strategies/ledger/clauses/{domain}.toml"]
     missing = book + [f for f in (missing_module(p, domain) for p in RULE_PACKAGES) if f is not None]
     if missing:
         raise LedgerRulesMissing(f"strategy ledger: domain '{domain}' has no ledger rules: missing {', '.join(missing)}")

@@ -16,9 +16,8 @@ CLAUSE_WIDTH = 60  # wrap width of the clause column in table output
 
 def fault_rows(domain: str | None) -> list[dict[str, Any]]:
     """One row per (domain, fault) applying there; ``domain`` None lists every domain."""
-    from tauguard.faults.catalog import load_catalog
-
     from tauguard.domains import DOMAINS
+    from tauguard.faults.catalog import load_catalog
 
     catalog = sorted(load_catalog(), key=lambda f: (f.domain == "*", f.id))
     # every domain, also one without a catalog of its own (it lists the generic faults that apply there)

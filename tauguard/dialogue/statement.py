@@ -496,13 +496,13 @@ def _rename_stated(text: str, passenger: dict[str, Any], call: ToolCallView, fac
     was = [p for p in current if p.get("dob") == passenger.get("dob") and p.get("dob")]
     if len(was) != 1:
         return False
+    renamed = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
     for part in ("first_name", "last_name"):
         other = "last_name" if part == "first_name" else "first_name"
         old, new = was[0].get(part), passenger.get(part)
         if not (isinstance(old, str) and isinstance(new, str)) or old == new or was[0].get(other) != passenger.get(other):
             continue
         stated = re.search(r"\b" + re.escape(norm(old)) + r"\b\W{0,4}(?:to|->|\u2192)\W{0,4}" + re.escape(norm(new)) + r"\b", norm(text))
-        renamed = [p for p in call.arguments.get("passengers") or [] if isinstance(p, dict)]
         alike = all(any(r.get("dob") == p.get("dob") and r.get(part) == new for r in renamed) for p in current if p.get(part) == old)
         return stated is not None and alike
     return False
