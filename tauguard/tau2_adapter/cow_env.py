@@ -200,7 +200,8 @@ def _tabular(db: BaseModel) -> dict[str, PristineTable] | None:
     tables: dict[str, PristineTable] = {}
     for name, info in type(db).model_fields.items():
         value = getattr(db, name)
-        if type(value) is not dict:
+        # A field without an annotation gives no type to validate a table's entries against.
+        if type(value) is not dict or info.annotation is None:
             return None
         tables[name] = PristineTable(name, value, TypeAdapter(info.annotation))
     return tables or None
