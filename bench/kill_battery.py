@@ -8,7 +8,7 @@ command starts again) or a resumable one (a valid manifest); no half-built folde
 
 Simulation only (the sim agent with the realistic fault profile). Usage (slow; run niced):
 
-    nice -n 10 python bench/kill_battery.py --kills 20 --out /tmp/tauguard-kill-battery > kill_battery.log
+    nice -n 10 python bench/kill_battery.py --kills 20 --out /tmp/tauguard-kill-battery > /tmp/kill_battery.log
 """
 
 from __future__ import annotations
