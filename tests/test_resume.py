@@ -48,3 +48,14 @@ def test_resume_never_sends_a_redacted_placeholder(tmp_path: Path):
     plan = plan_resume(tmp_path / "old")
     assert plan.config.llm_args["agent"] == {"temperature": 0.0}
     assert Manifest.model_validate(data).run_id == "old"
+
+
+def test_the_library_resume_takes_every_override_the_cli_resume_takes() -> None:
+    import inspect
+
+    import tauguard
+    from tauguard.execution.lifecycle import plan_resume
+
+    overrides = set(inspect.signature(plan_resume).parameters) - {"run_dir"}
+    assert "no_key" in overrides
+    assert overrides <= set(inspect.signature(tauguard.resume).parameters)

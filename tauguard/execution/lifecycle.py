@@ -299,10 +299,11 @@ def run(config: RunConfig | Mapping[str, Any], *, on_record: OnRecord | None = N
 def resume(
     run_dir: str | Path, *, workers: int | None = None, backend: str | None = None,
     concurrency: int | None = None, max_cost: float | None = None, address: str | None = None,
-    on_record: OnRecord | None = None, verbose: bool = False,
+    no_key: bool | None = None, on_record: OnRecord | None = None, verbose: bool = False,
 ) -> RunResult:
-    """Finish an interrupted or killed run with its own stored config."""
+    """Finish an interrupted or killed run with its own stored config (the overrides are ``tauguard run --resume``'s)."""
     return execute(
-        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address),
+        plan_resume(run_dir, workers=workers, backend=backend, concurrency=concurrency, max_cost=max_cost, address=address,
+                    no_key=no_key),
         on_record=on_record, verbose=verbose,
     )
