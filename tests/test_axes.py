@@ -143,3 +143,46 @@ def test_run_axes_report_the_conflict_tasks_apart(pair: tuple[Run, Run]) -> None
     assert (axes.usefulness.conflict_trials, axes.usefulness.conflict_successes) == (2, 2)
     lines = render_run_axes(axes)
     assert lines[0].startswith("compliance: 4 policy-violating write(s)") and "pass^2 1.000 on 3" in lines[1]
+
+
+def test_the_axes_gate_reads_both_criteria_with_their_margins(pair: tuple[Run, Run], tmp_path: Path) -> None:
+    from tauguard.analysis.axes import AxesGate
+    from tauguard.analysis.axes_gate import axes_criteria
+    from tauguard.analysis.gate import load_floors
+
+    base, cand = pair
+    superior, useful = axes_criteria(cand, base, violated_clauses, AxesGate(), n_resamples=200)
+    # 4 of 4 prevented, but 1 task with a difference cannot give p < 0.05: not shown superior
+    assert superior.kind == "superiority" and not superior.passed and superior.observed == 4
+    assert useful.slice == "all domains/consistent" and not useful.passed and useful.threshold == -0.05
+    lenient = AxesGate(compliance="non-inferior", compliance_margin=0.5, usefulness_margin=1.0)
+    assert all(c.passed for c in axes_criteria(cand, base, violated_clauses, lenient, n_resamples=200))
+    # a candidate that adds violations is not non-inferior at margin 0
+    worse = axes_criteria(base, cand, violated_clauses, AxesGate(compliance="non-inferior"), n_resamples=200)[0]
+    assert not worse.passed and worse.observed == -4
+    path = tmp_path / "f.toml"
+    path.write_text('[[floor]]\nmetric = "error_rate"\nmax = 0.05\n[axes]\ncompliance = "non-inferior"\nusefulness_margin = 0.1\n')
+    assert load_floors(path).axes == AxesGate(compliance="non-inferior", usefulness_margin=0.1)
+    path.write_text('[[floor]]\nmetric = "error_rate"\nmax = 0.05\n[axes]\ncompliance = "better"\n')
+    with pytest.raises(Exception, match="compliance"):
+        load_floors(path)
+
+
+def test_check_evaluates_the_axes_table_only_with_a_baseline(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    tasks = [TaskSpec("airline", str(i), [True, True]) for i in (0, 1, 3, 4, 5, 6)]
+    a, b = write_run(tmp_path, "a", tasks), write_run(tmp_path, "b", tasks, strategy="guard")
+    floors = tmp_path / "f.toml"
+    floors.write_text('[[floor]]\nmetric = "error_rate"\nmax = 0.05\n[axes]\n')
+    alone = CliRunner().invoke(app, ["check", str(b), "--floors", str(floors)])
+    assert alone.exit_code == 0 and "[axes] gate compares against a baseline: not evaluated" in alone.stdout
+    paired = CliRunner().invoke(app, ["check", str(b), "--baseline", str(a), "--floors", str(floors), "--resamples", "100"])
+    # no violation in either run: compliance is not shown superior; 6 tied tasks are too few to
+    # show usefulness within 0.05 (the adjusted interval never has zero width)
+    assert paired.exit_code == 1, paired.stdout
+    assert "FAIL  compliance superior: prevents 0 of 0 violations" in paired.stdout
+    assert "FAIL  usefulness non-inferior: Δpass^2 on 6 policy-consistent tasks +0.000" in paired.stdout

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.analysis.compare import compare_outcomes, run_ref
 from tauguard.analysis.compare_model import CompareError
@@ -435,3 +435,24 @@ def compare_axes(
             sim_assumptions=sim_assumptions(cand) or sim_assumptions(base),
         ))
     return out
+
+
+# --------------------------------------------------------------------------- the gate's settings
+
+
+class AxesGate(BaseModel):
+    """The ``[axes]`` table of a floors file: `check`'s gate on both axes (needs ``--baseline``).
+
+    Passes when compliance is superior (the CI of violations prevented lies above 0 and the
+    permutation p is below 1 - confidence) or, with ``compliance = "non-inferior"``, when the
+    candidate adds at most ``compliance_margin`` violations per trial (CI bound); AND usefulness is
+    non-inferior: the CI's lower bound of Δpass^k on the policy-consistent tasks is at least
+    ``-usefulness_margin``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    compliance: Literal["superior", "non-inferior"] = "superior"
+    compliance_margin: float = Field(0.0, ge=0.0)  # violations per baseline trial (non-inferior only)
+    usefulness_margin: float = Field(0.05, ge=0.0, le=1.0)
+    k: int | None = Field(None, ge=1)  # pass^k's k; default: the largest k every common task has
