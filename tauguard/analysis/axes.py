@@ -227,7 +227,11 @@ def trial_violations(record: TrialRecord, source: str, clause_of: ClauseOf) -> t
     """The violating writes of one trial that reached the environment, and how many are unknown."""
     found: list[Violation] = []
     unknown = 0
-    where = {"domain": record.domain, "task_id": record.task_id, "trial": record.trial}
+
+    def where(source: Source, what: str, clauses: list[str]) -> Violation:
+        return Violation(domain=record.domain, task_id=record.task_id, trial=record.trial, source=source, what=what,
+                         clauses=clauses)
+
     fault_tools: set[str] = set()
     if source == "run":
         for f in record.faults:
@@ -240,13 +244,13 @@ def trial_violations(record: TrialRecord, source: str, clause_of: ClauseOf) -> t
                 unknown += 1
                 continue
             if f.reached:
-                found.append(Violation(**where, source="fault", what=f.fault_id, clauses=list(clauses)))
+                found.append(where("fault", f.fault_id, list(clauses)))
                 if f.tool:
                     fault_tools.add(f.tool)
     elif record.process is not None:
         for check in record.process.failures:
             if check.check != "blocked_write":
-                found.append(Violation(**where, source="process_check", what=check.check, clauses=[check.clause_id]))
+                found.append(where("process_check", check.check, [check.clause_id]))
     conflicts = _conflicts_by_task().get((record.domain, record.task_id), [])
     if conflicts:
         if record.simulation is None:
@@ -255,7 +259,7 @@ def trial_violations(record: TrialRecord, source: str, clause_of: ClauseOf) -> t
         for c in conflicts:
             # A fault of the same tool that reached the environment is already counted.
             if c.tool not in fault_tools and any(is_conflict_call(c, tool, args) for tool, args in ran):
-                found.append(Violation(**where, source="gold_conflict", what=c.tool, clauses=[c.clause_id]))
+                found.append(where("gold_conflict", c.tool, [c.clause_id]))
     return found, unknown
 
 
@@ -386,9 +390,9 @@ def compare_usefulness(
 ) -> UsefulnessComparison | None:
     """pass^k on the consistent slice, paired; the conflict slice apart; the lost tasks by cause."""
     base_t, cand_t = run_task_table(baseline), run_task_table(candidate)
-    refs = {"baseline_ref": run_ref(baseline), "candidate_ref": run_ref(candidate)}
+    base_ref, cand_ref = run_ref(baseline), run_ref(candidate)
     try:
-        comp = compare_outcomes(base_t, cand_t, **refs, primary_k=primary_k, n_resamples=n_resamples,
+        comp = compare_outcomes(base_t, cand_t, baseline_ref=base_ref, candidate_ref=cand_ref, primary_k=primary_k, n_resamples=n_resamples,
                                 confidence=confidence, seed=seed, subset="consistent", domain=domain)
     except CompareError:
         return None
@@ -406,7 +410,7 @@ def compare_usefulness(
         lost_false_hold=lost["false_hold"], lost_feedback_not_taken=lost["feedback_not_taken"], lost_other=lost["other"],
     )
     try:
-        conf = compare_outcomes(base_t, cand_t, **refs, primary_k=r.k, n_resamples=n_resamples,
+        conf = compare_outcomes(base_t, cand_t, baseline_ref=base_ref, candidate_ref=cand_ref, primary_k=r.k, n_resamples=n_resamples,
                                 confidence=confidence, seed=seed, subset="conflict", domain=domain)
     except CompareError:
         return out
@@ -424,14 +428,16 @@ def compare_axes(
     base = runs[0]
     out = []
     for cand in runs[1:]:
-        kw: dict[str, Any] = {"confidence": confidence, "seed": seed, "n_resamples": n_resamples, "domain": domain}
-        use = compare_usefulness(base, cand, primary_k=primary_k, **kw)
+        use = compare_usefulness(base, cand, primary_k=primary_k, confidence=confidence, seed=seed,
+                                 n_resamples=n_resamples, domain=domain)
         notes = [n for r in (base, cand) for n in run_compliance(r, clause_of).notes]
         out.append(AxesComparison(
             baseline=base.manifest.run_id, baseline_strategy=base.manifest.strategy,
             candidate=cand.manifest.run_id, candidate_strategy=cand.manifest.strategy,
             simulated=base.manifest.simulated or cand.manifest.simulated,
-            compliance=compare_compliance(base, cand, clause_of, **kw), usefulness=use, notes=notes,
+            compliance=compare_compliance(base, cand, clause_of, confidence=confidence, seed=seed,
+                                          n_resamples=n_resamples, domain=domain),
+            usefulness=use, notes=notes,
             sim_assumptions=sim_assumptions(cand) or sim_assumptions(base),
         ))
     return out

@@ -16,9 +16,8 @@ def axes_criteria(
     n_resamples: int = 10_000,
 ) -> list[GateCriterion]:
     """The compliance and the usefulness criterion of ``run`` against ``baseline`` (records with conversations)."""
-    kw = {"confidence": confidence, "seed": seed, "n_resamples": n_resamples}
     alpha = 1 - confidence
-    comp = compare_compliance(baseline, run, clause_of, **kw)  # type: ignore[arg-type]
+    comp = compare_compliance(baseline, run, clause_of, confidence=confidence, seed=seed, n_resamples=n_resamples)
     trials = sum(1 for r in baseline.records if r.error is None) or 1
     where = f"{comp.tasks} tasks, all domains"
     if gate.compliance == "superior":
@@ -39,7 +38,7 @@ def axes_criteria(
                      f"margin {gate.compliance_margin:g} per trial = {floor:+.1f} over {trials} trials: "
                      + ("non-inferior" if ok else "may add more violations than the margin")),
         )
-    use = compare_usefulness(baseline, run, primary_k=gate.k, **kw)  # type: ignore[arg-type]
+    use = compare_usefulness(baseline, run, primary_k=gate.k, confidence=confidence, seed=seed, n_resamples=n_resamples)
     if use is None:
         usefulness = GateCriterion(
             name="usefulness non-inferior", kind="non-inferiority", metric="pass^k", slice="all domains/consistent",

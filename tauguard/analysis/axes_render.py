@@ -21,8 +21,7 @@ def render_axes_comparisons(comps: Sequence[AxesComparison], fmt: str) -> str:
     first = comps[0]
     lines = [("### " if md else "") + f"Decision: compliance and usefulness against {first.baseline_strategy} "
              f"({first.baseline})" + (" — SIMULATION" if any(c.simulated for c in comps) else "")]
-    for c in comps:
-        lines.append(("- " if md else "  ") + c.headline())
+    lines.append("\n".join(("- " if md else "  ") + c.headline() for c in comps))
     rows = []
     for c in comps:
         u, p = c.usefulness, c.compliance
@@ -65,19 +64,19 @@ def render_axes_comparisons(comps: Sequence[AxesComparison], fmt: str) -> str:
             row = clause_rows.setdefault(d.clause_id, {"clause": d.clause_id, c.baseline_strategy: str(d.baseline)})
             row[c.candidate_strategy] = f"{d.candidate} (prevents {d.prevented})"
     if clause_rows:
-        lines.append("violations per clause (a write breaking two clauses counts under both):")
         heads = ["clause", first.baseline_strategy] + [c.candidate_strategy for c in comps]
-        lines.append(fit_table([{h: r.get(h, "0") for h in heads} for r in clause_rows.values()], headers="keys",
+        lines.append("violations per clause (a write breaking two clauses counts under both):\n" + fit_table([{h: r.get(h, "0") for h in heads} for r in clause_rows.values()], headers="keys",
                                tablefmt=tablefmt, disable_numparse=True))
-    for c in comps:
-        for d in c.usefulness.lost_false_hold if c.usefulness else []:
-            lines.append(f"lost to a false hold ({c.candidate_strategy}): {d}")
-    notes = list(dict.fromkeys(n for c in comps for n in c.notes))
-    lines += [f"note: {n}" for n in notes]
+    tail = [f"lost to a false hold ({c.candidate_strategy}): {task}" for c in comps
+            for task in (c.usefulness.lost_false_hold if c.usefulness else [])]
+    tail += [f"note: {n}" for n in dict.fromkeys(n for c in comps for n in c.notes)]
     assumptions = next((c.sim_assumptions for c in comps if c.sim_assumptions), None)
     if assumptions:
-        lines.append(assumptions)
-    return "\n".join(lines)
+        tail.append(assumptions)
+    if tail:
+        lines.append(("\n\n" if md else "\n").join(tail))
+    # Markdown needs a blank line between a list, a table and a paragraph.
+    return ("\n\n" if md else "\n").join(lines)
 
 
 def render_run_axes(axes: RunAxes) -> list[str]:
