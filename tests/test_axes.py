@@ -186,3 +186,13 @@ def test_check_evaluates_the_axes_table_only_with_a_baseline(tmp_path: Path) -> 
     assert paired.exit_code == 1, paired.stdout
     assert "FAIL  compliance superior: prevents 0 of 0 violations" in paired.stdout
     assert "FAIL  usefulness non-inferior: Δpass^2 on 6 policy-consistent tasks +0.000" in paired.stdout
+
+
+def test_runs_of_one_strategy_are_named_by_run_id(pair: tuple[Run, Run]) -> None:
+    base, cand = pair
+    same = _run("cand2", "react", cand.records)
+    (comp,) = compare_axes([base, same], violated_clauses, n_resamples=100)
+    assert (comp.baseline_strategy, comp.candidate_strategy) == ("base", "cand2")
+    text = render_axes_comparisons([comp], "table")
+    row = next(line for line in text.splitlines() if line.startswith("airline.cancel_requires_basis"))
+    assert row.split()[1:] == ["4", "0", "(prevents", "4)"]

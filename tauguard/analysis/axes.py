@@ -175,7 +175,7 @@ class AxesComparison(BaseModel):
     """A candidate against the baseline on both axes: the deployer's decision."""
 
     baseline: str  # run id
-    baseline_strategy: str
+    baseline_strategy: str  # the strategy, or the run id where the compared runs repeat a strategy
     candidate: str
     candidate_strategy: str
     simulated: bool
@@ -426,14 +426,18 @@ def compare_axes(
 ) -> list[AxesComparison]:
     """Every run after the first against the first on both axes (records loaded with conversations)."""
     base = runs[0]
+    # Runs are named by strategy, or by run id where strategies repeat (two imported archives).
+    names = [r.manifest.strategy for r in runs]
+    if len(set(names)) < len(names):
+        names = [r.manifest.run_id for r in runs]
     out = []
-    for cand in runs[1:]:
+    for cand, cand_name in zip(runs[1:], names[1:]):
         use = compare_usefulness(base, cand, primary_k=primary_k, confidence=confidence, seed=seed,
                                  n_resamples=n_resamples, domain=domain)
         notes = [n for r in (base, cand) for n in run_compliance(r, clause_of).notes]
         out.append(AxesComparison(
-            baseline=base.manifest.run_id, baseline_strategy=base.manifest.strategy,
-            candidate=cand.manifest.run_id, candidate_strategy=cand.manifest.strategy,
+            baseline=base.manifest.run_id, baseline_strategy=names[0],
+            candidate=cand.manifest.run_id, candidate_strategy=cand_name,
             simulated=base.manifest.simulated or cand.manifest.simulated,
             compliance=compare_compliance(base, cand, clause_of, confidence=confidence, seed=seed,
                                           n_resamples=n_resamples, domain=domain),

@@ -56,7 +56,8 @@ def compare(
         False, "--uptake-curve", help="Sim runs at several uptakes: each strategy's Δ against the baseline per uptake (table, json, markdown)."
     ),
 ) -> None:
-    """Compare runs task by task: Δpass^k with an adjusted paired CI, permutation p, McNemar.
+    """Compare runs task by task: the decision on two axes (violations prevented, pass^k on
+    policy-consistent tasks), then Δpass^k with an adjusted paired CI, permutation p, McNemar.
 
     The first run is the baseline; each other run is compared to it. "better"/"worse" are
     said only when the CI excludes 0 and the permutation p is below 1 - confidence; otherwise
