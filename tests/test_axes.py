@@ -196,3 +196,29 @@ def test_runs_of_one_strategy_are_named_by_run_id(pair: tuple[Run, Run]) -> None
     text = render_axes_comparisons([comp], "table")
     row = next(line for line in text.splitlines() if line.startswith("airline.cancel_requires_basis"))
     assert row.split()[1:] == ["4", "0", "(prevents", "4)"]
+
+
+def test_compare_and_show_print_both_axes(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from tauguard.cli.main import app
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    a = write_run(tmp_path, "a", [TaskSpec("airline", "1", [True, False]), TaskSpec("airline", "7", [True, True])])
+    b = write_run(tmp_path, "b", [TaskSpec("airline", "1", [True, True]), TaskSpec("airline", "7", [False, False])],
+                  strategy="guard")
+    out = CliRunner().invoke(app, ["compare", str(a), str(b), "--format", "json", "--resamples", "100"])
+    assert out.exit_code == 0, out.output
+    (axes,) = json.loads(out.stdout)["axes"]
+    assert axes["usefulness"]["tasks"] == 1 and axes["usefulness"]["conflict_tasks"] == 1
+    assert axes["usefulness"]["lost_gold_conflict"] == ["airline/7"]
+    # the conflict task's conversations were not stored: unknown, said in a note, never compliant
+    assert any("unknown compliance" in n for n in axes["notes"])
+    table = CliRunner().invoke(app, ["compare", str(a), str(b), "--resamples", "100"]).stdout
+    assert table.startswith("SIMULATION") and "Decision: compliance and usefulness" in table
+    assert "Decision" not in CliRunner().invoke(app, ["compare", str(a), str(b), "--no-axes"]).stdout
+    shown = CliRunner().invoke(app, ["show", str(a)]).stdout
+    assert "compliance: 0 policy-violating write(s)" in shown and "usefulness: pass^2 0.000 on 1 policy-consistent" in shown
+    assert json.loads(CliRunner().invoke(app, ["show", str(a), "--format", "json"]).stdout)["axes"]["usefulness"]["conflict_tasks"] == 1
