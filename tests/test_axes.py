@@ -222,3 +222,24 @@ def test_compare_and_show_print_both_axes(tmp_path: Path) -> None:
     shown = CliRunner().invoke(app, ["show", str(a)]).stdout
     assert "compliance: 0 policy-violating write(s)" in shown and "usefulness: pass^2 0.000 on 1 policy-consistent" in shown
     assert json.loads(CliRunner().invoke(app, ["show", str(a), "--format", "json"]).stdout)["axes"]["usefulness"]["conflict_tasks"] == 1
+
+
+def test_compare_subsets_consistent_and_conflict_split_the_tasks(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from tauguard.analysis.metrics import TaskOutcome, select
+    from tauguard.cli.main import app
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    tasks = [TaskSpec("airline", t, [True, False]) for t in ("1", "7", "9", "12")] + [TaskSpec("retail", "18", [True, True])]
+    a, b = write_run(tmp_path, "a", tasks), write_run(tmp_path, "b", tasks, strategy="guard")
+    common = {}
+    for subset in ("consistent", "conflict", "all"):
+        out = CliRunner().invoke(app, ["compare", str(a), str(b), "--subset", subset, "--format", "json", "--no-axes"])
+        assert out.exit_code == 0, out.output
+        common[subset] = json.loads(out.stdout)["comparisons"][0]["common_tasks"]
+    assert common == {"consistent": 2, "conflict": 3, "all": 5}
+    outs = [TaskOutcome(domain="airline", task_id=t, policy_violation_task=False) for t in ("7", "8")]
+    assert [o.task_id for o in select(outs, "conflict")] == ["7"] and [o.task_id for o in select(outs, "consistent")] == ["8"]
