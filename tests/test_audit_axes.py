@@ -62,4 +62,23 @@ def test_neutral_flags_join_the_process_failures_to_the_recorded_call() -> None:
     ])
     rec = TrialRecord(run_id="r", domain="airline", task_id="3", trial=0, seed=0, strategy="s", simulated=False,
                       policy_violation_task=False, reward=1.0, process=report, simulation={"messages": messages})
-    assert flagged_writes([rec]) == {("3", 0, "w1"): [("confirmation", "airline.explicit_confirmation")]}
+    assert flagged_writes([rec]) == {("3", 0, 3, "w1"): [("confirmation", "airline.explicit_confirmation")]}
+
+
+def test_event_messages_follow_the_conversation_view() -> None:
+    from tauguard.process.score import conversation_from_messages
+    from tauguard.trajectories.audit_axes import event_messages
+
+    messages = [
+        {"role": "system", "content": "policy"},
+        {"role": "assistant", "content": "two calls", "tool_calls": [{"id": "a", "name": "x"}, {"id": "a", "name": "x"}]},
+        {"role": "tool", "id": "a", "content": "{}"},
+        {"role": "tool", "id": "a", "content": "{}"},
+        {"role": "user", "content": "yes"},
+        {"role": "assistant", "tool_calls": [{"id": "a", "name": "x"}]},
+    ]
+    where = event_messages(messages)
+    events = conversation_from_messages(messages).events
+    assert len(where) == len(events) and where == [1, 1, 1, 2, 3, 4, 5]
+    # a reused call id still names two writes: the message index tells them apart
+    assert [where[i] for i, e in enumerate(events) if e.kind == "agent_tool_call"] == [1, 1, 5]

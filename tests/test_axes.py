@@ -95,6 +95,13 @@ def test_imported_runs_count_the_neutral_process_checks_not_blocked_writes() -> 
     rec = _record("1", 0, False, process=report, faults=[_fault("airline.cancel_ineligible", "cancel_reservation", True)])
     found, _ = trial_violations(rec, "imported", violated_clauses)
     assert [(v.source, v.what) for v in found] == [("process_check", "confirmation")]
+    # a write failing two checks is one violating write, under both clauses
+    two = ProcessReport(applicable=2, failures=[
+        ProcessCheck(check="confirmation", clause_id="airline.explicit_confirmation", step=4, tool="cancel_reservation"),
+        ProcessCheck(check="target_read", clause_id="airline.reservation_owner", step=4, tool="cancel_reservation"),
+    ])
+    (v,) = trial_violations(_record("1", 1, False, process=two), "imported", violated_clauses)[0]
+    assert v.what == "confirmation+target_read" and v.clauses == ["airline.explicit_confirmation", "airline.reservation_owner"]
 
 
 @pytest.fixture

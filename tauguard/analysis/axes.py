@@ -248,9 +248,14 @@ def trial_violations(record: TrialRecord, source: str, clause_of: ClauseOf) -> t
                 if f.tool:
                     fault_tools.add(f.tool)
     elif record.process is not None:
+        # One violation per flagged write (its event step), with every check and clause it fails.
+        by_write: dict[int, list[tuple[str, str]]] = defaultdict(list)
         for check in record.process.failures:
             if check.check != "blocked_write":
-                found.append(where("process_check", check.check, [check.clause_id]))
+                by_write[check.step].append((check.check, check.clause_id))
+        for found_checks in by_write.values():
+            found.append(where("process_check", "+".join(dict.fromkeys(c for c, _ in found_checks)),
+                               list(dict.fromkeys(cl for _, cl in found_checks))))
     conflicts = _conflicts_by_task().get((record.domain, record.task_id), [])
     if conflicts:
         if record.simulation is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -30,7 +31,7 @@ from tauguard.runs.records import TrialRecord
 from tauguard.trajectories.audit import AuditReport
 
 CAUSES = ("confirmation", "read", "predicate")
-WriteKey = tuple[str, int, str]  # task id, trial, call id
+WriteKey = tuple[str, int, int, str]  # task id, trial, message index, call id
 NO_LABELS = (
     "no hand labels for this run's writes: a hold is not an error. Without labels nobody knows whether a held "
     "write complied; the gold-class columns above are proxies, wrong both ways. The neutral checks' view follows "
@@ -73,7 +74,7 @@ class NeutralView(BaseModel):
     """The neutral checks' view of a run's writes."""
 
     writes: int  # audited writes
-    flagged: int  # of them, flagged violating by a neutral check
+    flagged: int  # of them, flagged violating by a neutral check (a write failing two checks: once)
     by_check: dict[str, int] = Field(default_factory=dict)
     by_clause: dict[str, int] = Field(default_factory=dict)
     guards: list[NeutralRow] = Field(default_factory=list)
@@ -104,9 +105,23 @@ def _breakdown(strategy: str, decisions: Sequence[LabelledDecision], clauses: di
     return out
 
 
+def event_messages(messages: Sequence[dict[str, Any]]) -> list[int]:
+    """The message index of each event of :func:`tauguard.process.score.conversation_from_messages`
+    (a call, a text turn, a tool result), so a process check's event step finds its recorded call."""
+    out: list[int] = []
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role in ("assistant", "user"):
+            out += [i] * (len(msg.get("tool_calls") or []) + (1 if msg.get("content") else 0))
+        elif role == "tool":
+            out.append(i)
+    return out
+
+
 def flagged_writes(records: Sequence[TrialRecord]) -> dict[WriteKey, list[tuple[str, str]]]:
-    """(task, trial, call id) -> [(check, clause)] of the writes the stored process reports flag
-    (``blocked_write`` left out: it is about a guard, not the agent)."""
+    """(task, trial, message index, call id) -> [(check, clause)] of the writes the stored process
+    reports flag (``blocked_write`` left out: it is about a guard, not the agent). The message index
+    is part of the key: some agents reuse a call id when they retry a write."""
     out: dict[WriteKey, list[tuple[str, str]]] = defaultdict(list)
     for rec in records:
         if rec.process is None or rec.simulation is None or rec.error is not None:
@@ -114,11 +129,13 @@ def flagged_writes(records: Sequence[TrialRecord]) -> dict[WriteKey, list[tuple[
         failures = [f for f in rec.process.failures if f.check != "blocked_write"]
         if not failures:
             continue
-        events = conversation_from_messages(rec.simulation.get("messages") or []).events
+        messages = rec.simulation.get("messages") or []
+        events = conversation_from_messages(messages).events
+        where = event_messages(messages)
         for f in failures:
             call = events[f.step].tool_call if 0 <= f.step < len(events) else None
             if call is not None:
-                out[(rec.task_id, rec.trial, call.id)].append((f.check, f.clause_id))
+                out[(rec.task_id, rec.trial, where[f.step], call.id)].append((f.check, f.clause_id))
     return out
 
 
@@ -131,7 +148,7 @@ def audit_axes(report: AuditReport, records: Sequence[TrialRecord], labels: Sequ
     neutral = NeutralView(writes=report.writes, flagged=len(flags), by_check=dict(checks.most_common()),
                           by_clause=dict(clauses_n.most_common()))
     for s in report.strategies:
-        held = {(w.task_id, w.trial, w.call_id) for w in s.held_writes if w.held}
+        held = {(w.task_id, w.trial, w.step, w.call_id) for w in s.held_writes if w.held}
         held_flagged = len(held & flags.keys())
         neutral.guards.append(NeutralRow(
             strategy=s.strategy, held_flagged=wilson(held_flagged, len(flags)),
