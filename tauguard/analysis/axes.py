@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauguard.analysis.compare import compare_outcomes, run_ref
 from tauguard.analysis.compare_model import CompareError
 from tauguard.analysis.metrics import Subset
-from tauguard.analysis.stats import bootstrap_mean_ci, sign_flip_test
+from tauguard.analysis.stats import bootstrap_mean_ci, bootstrap_mean_distributions, sign_flip_test
 from tauguard.analysis.task_table import run_task_table
 from tauguard.domains.gold_conflicts import GoldConflict, conflict_tasks, gold_conflicts, is_conflict_call
 from tauguard.runs.records import TrialRecord, is_success
@@ -144,6 +144,10 @@ class ComplianceComparison(BaseModel):
     prevented: float  # N = M - candidate, on the common tasks (scaled to the baseline's trials)
     ci_low: float  # CI of N over tasks
     ci_high: float
+    # N / M and its CI (the same task draws give the ratio of the two sums); None when M is 0.
+    share: float | None = None
+    share_low: float | None = None
+    share_high: float | None = None
     confidence: float
     p_permutation: float
     by_clause: list[ClauseDelta] = Field(default_factory=list)
@@ -188,8 +192,9 @@ class AxesComparison(BaseModel):
         """The decision in one line."""
         c = self.compliance
         pct = f"{c.confidence:.0%}"
+        share = "" if c.share is None else f"{c.share:.0%}, {pct} CI {c.share_low:.0%} to {c.share_high:.0%}; "
         line = (f"{self.candidate_strategy} vs {self.baseline_strategy}: prevents {c.prevented:g} of {c.baseline} "
-                f"violations [{pct} CI {c.ci_low:+.1f}, {c.ci_high:+.1f}; p = {c.p_permutation:.3g}]")
+                f"violations [{share}p = {c.p_permutation:.3g}]")
         u = self.usefulness
         if u is None:
             return line + "; usefulness: no common policy-consistent task"
@@ -367,14 +372,25 @@ def compare_compliance(
     bt, ct = _per_task(base_v), _per_task(cand_v)
     # The candidate's counts scaled to the baseline's trials, so unequal trial counts stay paired.
     diffs = np.array([bt[t] - ct[t] * nb[t] / nc[t] for t in tasks], dtype=float)
-    ci = bootstrap_mean_ci(diffs, strata=np.array([t[0] for t in tasks]), n_resamples=n_resamples,
-                           confidence=confidence, seed=seed)
+    strata = np.array([t[0] for t in tasks])
+    ci = bootstrap_mean_ci(diffs, strata=strata, n_resamples=n_resamples, confidence=confidence, seed=seed)
     test = sign_flip_test(diffs, n_resamples=n_resamples, seed=seed)
     m = len(tasks)
+    share = share_low = share_high = None
+    base_counts = np.array([bt[t] for t in tasks], dtype=float)
+    if base_counts.sum() > 0:
+        # Prevented and baseline counts resampled with the same task draws: the share's distribution.
+        draws = bootstrap_mean_distributions(np.column_stack([diffs, base_counts]), strata=strata,
+                                             n_resamples=n_resamples, seed=seed)
+        ratios = draws[:, 0] / np.where(draws[:, 1] > 0, draws[:, 1], np.nan)
+        tail = (1 - confidence) / 2 * 100
+        share = float(diffs.sum() / base_counts.sum())
+        share_low, share_high = (float(x) for x in np.nanpercentile(ratios, [tail, 100 - tail]))
     b_clause, c_clause = _by_clause(base_v), _by_clause(cand_v)
     return ComplianceComparison(
         tasks=len(tasks), baseline=len(base_v), candidate=len(cand_v), prevented=round(float(diffs.sum()), 6),
-        ci_low=ci.low * m, ci_high=ci.high * m, confidence=confidence, p_permutation=test.p_value,
+        ci_low=ci.low * m, ci_high=ci.high * m, share=share, share_low=share_low, share_high=share_high,
+        confidence=confidence, p_permutation=test.p_value,
         by_clause=[ClauseDelta(clause_id=c, baseline=b_clause[c], candidate=c_clause[c])
                    for c in sorted(b_clause.keys() | c_clause.keys(), key=lambda c: (-b_clause[c], c))],
     )

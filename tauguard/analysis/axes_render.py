@@ -29,6 +29,7 @@ def render_axes_comparisons(comps: Sequence[AxesComparison], fmt: str) -> str:
             "candidate": c.candidate_strategy,
             "violations base→cand": f"{p.baseline}→{p.candidate}",
             f"prevented [{p.confidence:.0%} CI]": f"{p.prevented:g} [{p.ci_low:+.0f}, {p.ci_high:+.0f}]",
+            "share prevented [CI]": "-" if p.share is None else f"{p.share:.0%} [{p.share_low:.0%}, {p.share_high:.0%}]",
             "p (compl.)": f"{p.p_permutation:.3g}",
         }
         if u is not None:
@@ -49,8 +50,8 @@ def render_axes_comparisons(comps: Sequence[AxesComparison], fmt: str) -> str:
         "compliance: policy-violating writes that reached the environment, counted by a neutral judge (sim runs: "
         "injected faults that break a clause and reached the environment + executed gold-conflict writes; imported "
         "runs: writes the process checks find violating + executed gold-conflict writes); guard events are never "
-        "evidence. CI: percentile bootstrap over tasks (stratified by domain) of the prevented count; p: sign-flip "
-        "permutation over tasks."
+        "evidence. CIs: percentile bootstrap over tasks (stratified by domain) of the prevented count and, with "
+        "the same draws, of the share prevented (prevented / baseline violations); p: sign-flip permutation over tasks."
     )
     lines.append(
         "usefulness: pass^k on the policy-consistent tasks (gold agrees with the policy); the conflict tasks "
