@@ -176,6 +176,19 @@ def audit(args: argparse.Namespace) -> None:
         if args.catches:
             print(f"{'':13s} caught: {', '.join(sorted(a.caught)) or '-'}")
     _unions(caught, len(violations), "")
+    # The holds by cause (confirmation, read, predicate) and the catches by violated clause
+    # (tauguard.trajectories.audit_axes), pooled over every file.
+    from tauguard.benchmark.real_writes import load_labels
+    from tauguard.trajectories.audit_axes import CAUSES, _breakdown
+
+    clauses = {label.id: label.clauses for label in load_labels()}
+    print(f"\n== all domains, holds by cause; {DEFAULT_FIGURES}")
+    for a in pool(everything):
+        b = _breakdown(a.strategy, a.decisions, clauses)
+        print(f"{a.strategy:13s} false holds " + "; ".join(f"{c} {rate_text(b.false_holds_by_cause[c])}" for c in CAUSES))
+        print(f"{'':13s} catches     " + "; ".join(f"{c} {rate_text(b.catches_by_cause[c])}" for c in CAUSES))
+        print(f"{'':13s} catches by clause: " + "; ".join(f"{x.clause_id} {x.catches.held}/{x.catches.writes}" for x in b.catches_by_clause))
+        out.setdefault("by_cause", {})[a.strategy] = b.model_dump()  # type: ignore[index]
     _after_reads(pool(everything), AFTER_READS_FIGURES, rate_text)
     if args.follow_reads:
         _unions({a.strategy: set(a.caught_after_reads) for a in pool(everything)}, len(violations), "after reads: ")

@@ -41,3 +41,17 @@ def test_identical_exchanges_match_the_db(tau2) -> None:
         assert old == new and order.status == "delivered", c.key
         assert set(old) <= {i.item_id for i in order.items}, c.key
         assert old[0] in c.facts, c.key
+
+
+def test_each_conflict_names_its_clause_and_the_gold_arguments_it_matches(tau2) -> None:
+    from tauguard import domains
+    from tauguard.domains.gold_conflicts import conflict_tasks, is_conflict_call
+
+    for c in gold_conflicts():
+        assert c.clause in domains.clause(c.clause_id).text, c.key
+        task = next(t for t in tau2.load_tasks(c.domain, "base") if t.id == c.task_id)
+        write = [a for a in task.evaluation_criteria.actions if tau2.is_agent_write(c.domain, a)][c.write_index]
+        assert c.match and all(write.arguments[key] == value for key, value in c.match.items()), c.key
+        assert is_conflict_call(c, write.name, write.arguments)
+        assert not is_conflict_call(c, write.name, {**write.arguments, next(iter(c.match)): "other"})
+    assert ("airline", "7") in conflict_tasks() and ("airline", "8") not in conflict_tasks()

@@ -308,3 +308,13 @@ def test_report_from_the_outcome_indexes_equals_the_report_from_loaded_records(t
     fast = build_report(indexed).model_dump(exclude={"generated_at"})
     full = build_report([load_run(p) for p in three_runs]).model_dump(exclude={"generated_at"})
     assert fast["trial_views"] and fast == full
+
+
+def test_the_decision_section_shows_both_axes_per_guard(report_html: tuple[Path, str]) -> None:
+    _, html = report_html
+    assert 'id="axes"' in html and 'id="axes-plot"' in html
+    section = html[html.index('<section id="axes">'):]
+    section = section[: section.index("</section>")]
+    for name in ("ledger-cand", "guard-cand"):
+        assert name in section
+    assert "prevents" in section and "policy-consistent" in section and "Violations prevented per clause" in section

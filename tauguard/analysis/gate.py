@@ -65,6 +65,7 @@ from tauguard.analysis.metrics import (
     headline_metric,
     parse_metric,
 )
+from tauguard.analysis.axes import AxesGate
 from tauguard.analysis.task_table import run_task_table
 from tauguard.analysis.summary import summarize_run
 from tauguard.analysis.pairing import PairingDifference, pairing_differences
@@ -73,7 +74,7 @@ from tauguard.runs.records import SIMULATION_NOTE
 from tauguard.runs.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]
-CheckKind = Literal["non-inferiority", "regression", "floor", "completeness"]
+CheckKind = Literal["non-inferiority", "regression", "floor", "completeness", "superiority"]
 # A mean of 4/5 must meet a floor of 0.8 despite float rounding; relative, so that a floor on a
 # tiny value (pass^28 of 60 trials is ~1e-15) is not met by 0.
 _REL_SLACK = 1e-9
@@ -134,6 +135,8 @@ class FloorsConfig(BaseModel):
 
     schema_version: Literal[1] = 1
     floors: list[Floor] = Field(default_factory=list, alias="floor")
+    # The gate on both axes (tauguard.analysis.axes_gate), evaluated with --baseline.
+    axes: AxesGate | None = None
 
 
 def load_floors(path: str | Path) -> FloorsConfig:

@@ -44,13 +44,19 @@ from pydantic import (
     model_validator,
 )
 
+from tauguard.domains.gold_conflicts import conflict_tasks
 from tauguard.errors import TauguardInputError
 
 if TYPE_CHECKING:
     from tauguard.runs.store import Run
 
-Subset = Literal["all", "policy_violation", "mutation"]
-SUBSETS: tuple[Subset, ...] = ("all", "policy_violation", "mutation")
+# consistent / conflict: tasks whose gold does not / does contradict the policy
+# (tauguard/domains/gold_conflicts.toml): usefulness is read on the consistent slice, the
+# conflict tasks apart (a guard that is right loses them).
+Subset = Literal["all", "policy_violation", "mutation", "consistent", "conflict"]
+SUBSETS: tuple[Subset, ...] = ("all", "policy_violation", "mutation", "consistent", "conflict")
+# The subsets a run summary also gives per domain (the conflict slice is 13 tasks in all).
+DOMAIN_SUBSETS: tuple[Subset, ...] = ("all", "policy_violation", "mutation")
 KMetricKind = str  # a MetricDef.kind: "pass^", "pass@", "asr@" ...
 ScalarMetric = Literal["avg_reward", "error_rate", "guard_error_rate", "step_tcr", "trace_tcr", "process_valid_rate"]
 SCALAR_METRICS: tuple[ScalarMetric, ...] = (
@@ -166,6 +172,8 @@ def select(outcomes: Iterable[TaskOutcome], subset: Subset = "all", domain: str 
         if subset == "policy_violation" and not out.policy_violation_task:
             continue
         if subset == "mutation" and out.policy_violation_task:
+            continue
+        if subset in ("consistent", "conflict") and (out.key in conflict_tasks()) != (subset == "conflict"):
             continue
         chosen.append(out)
     return chosen
@@ -580,8 +588,8 @@ def summarize_outcomes(
 ) -> RunMetrics:
     """Build :class:`RunMetrics` from task outcomes.
 
-    Slices: all / policy_violation / mutation over every domain; when the run spans several
-    domains, the same three per domain as well. ``domains`` may name domains without records
+    Slices: all / policy_violation / mutation / consistent / conflict over every domain; when
+    the run spans several domains, the first three per domain as well. ``domains`` may name domains without records
     (planned but not run) so that they appear with zero tasks rather than vanish.
     """
     all_domains = sorted(set(domains) | {o.domain for o in outcomes})
@@ -590,7 +598,7 @@ def summarize_outcomes(
     slices = [slice_metrics(select(outcomes, s), k_max, subset=s) for s in SUBSETS]
     if len(all_domains) > 1:
         for dom in all_domains:
-            slices += [slice_metrics(select(outcomes, s, dom), k_max, subset=s, domain=dom) for s in SUBSETS]
+            slices += [slice_metrics(select(outcomes, s, dom), k_max, subset=s, domain=dom) for s in DOMAIN_SUBSETS]
     return RunMetrics(
         run_id=run_id,
         strategy=strategy,

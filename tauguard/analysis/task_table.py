@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from tauguard.analysis.metrics import Subset, TaskOutcome, task_sort_key
+from tauguard.domains.gold_conflicts import conflict_tasks
 from tauguard.gc_pause import gc_paused
 from tauguard.runs.outcome_index import UnitOutcome, unit_outcome
 from tauguard.runs.records import TrialRecord
@@ -195,6 +196,10 @@ class TaskTable:
             keep &= self.policy
         elif subset == "mutation":
             keep &= ~self.policy
+        elif subset in ("consistent", "conflict"):
+            conflicts = conflict_tasks()
+            in_conflict = np.array([key in conflicts for key in zip(self.domains, self.task_ids)], dtype=bool)
+            keep &= in_conflict if subset == "conflict" else ~in_conflict
         return self.take(np.flatnonzero(keep))
 
     @classmethod

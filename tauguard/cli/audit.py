@@ -128,14 +128,23 @@ def audit(
             fail(f"--labels: {exc.first_line()}")
     report = audit_run(run, strategy, options, follow_reads=follow_reads, guard_llm=guard, task_ids=task,
                        progress=ticker, workers=workers, labels=chosen)
+    from tauguard.trajectories.audit_axes import audit_axes, render_audit_axes
+
+    # Hand labels measure false holds and catches; without them a hold is not an error (the neutral checks' view).
+    axes = audit_axes(report, run.records, load_labels() if chosen is None else chosen)
+    as_json = None
+    if output is not None or fmt == OutputFormat.json:
+        import json
+
+        as_json = json.dumps({**report.model_dump(mode="json"), "axes": axes.model_dump(mode="json")}, indent=2)
     if output is not None:
         from tauguard.output_file import write_output
 
-        write_output(output, report.model_dump_json(indent=2), "-o/--output")
+        write_output(output, as_json or "", "-o/--output")
     if fmt == OutputFormat.json:
-        typer.echo(report.model_dump_json(indent=2))
+        typer.echo(as_json)
     else:
-        typer.echo(render_audit(report, fmt.value, writes=writes))
+        typer.echo(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value))
 
 
 def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate_limit: list[str], cache: str | None) -> "GuardModel | None":

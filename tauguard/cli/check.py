@@ -8,11 +8,16 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
 from tauguard.gc_pause import gc_paused_command
+
+if TYPE_CHECKING:
+    from tauguard.analysis.axes import AxesGate
+    from tauguard.analysis.gate import GateReport
 
 
 class CheckFormat(str, Enum):
@@ -114,6 +119,8 @@ def check(
             allow_partial=allow_partial,
             allow_unpaired=allow_unpaired,
         )
+        if floors_config is not None and floors_config.axes is not None:
+            _gate_axes(report, paths, floors_config.axes, confidence=confidence, seed=seed, n_resamples=resamples)
     except UnpairedRunsError as exc:
         for line in exc.warnings:
             typer.echo(f"warning: {line}", err=True)
@@ -144,3 +151,18 @@ def check(
         typer.echo(render_gate_text(report, fmt.value), nl=False)
     if not report.passed:
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _gate_axes(report: GateReport, paths: list[Path], gate: AxesGate, **kw: Any) -> None:
+    """Add the floors file's ``[axes]`` criteria (tauguard.analysis.axes_gate) to the report."""
+    from tauguard.analysis.axes_gate import axes_criteria
+    from tauguard.analysis.compare import load_runs
+    from tauguard.faults.violations import violated_clauses
+
+    if len(paths) < 2:
+        # Floors alone are a valid gate (the same file serves both uses); say what was not checked.
+        report.notes.append("the floors file's [axes] gate compares against a baseline: not evaluated without --baseline RUN")
+        return
+    full = load_runs(paths, conversations=True)
+    report.checks += axes_criteria(full[0], full[1], violated_clauses, gate, **kw)
+    report.passed = all(c.passed for c in report.checks)

@@ -12,6 +12,7 @@ from tauguard.cli.common import fail, note_live_runs, ranged
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
+    from tauguard.analysis.axes import AxesComparison
     from tauguard.analysis.compare_model import CompareReport
 
 
@@ -30,6 +31,8 @@ class SubsetChoice(str, Enum):
     all = "all"
     policy_violation = "policy_violation"
     mutation = "mutation"
+    consistent = "consistent"
+    conflict = "conflict"
 
 
 @gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
@@ -43,13 +46,18 @@ def compare(
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the permutation draws."),
     resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Monte Carlo sign-flip patterns."),
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
-    subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation or mutation tasks."),
+    subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="all, policy_violation, mutation, consistent (gold agrees with the policy) or conflict (gold contradicts it: tauguard/domains/gold_conflicts.toml) tasks."),
     domain: str | None = typer.Option(None, "--domain", help="Compare only the tasks of one domain. \\[default: every domain]"),
+    axes: bool = typer.Option(
+        True, "--axes/--no-axes",
+        help="Lead with the decision on two axes: violations prevented (neutral judge) and pass^k on policy-consistent tasks (reads every record).",
+    ),
     uptake_curve: bool = typer.Option(
         False, "--uptake-curve", help="Sim runs at several uptakes: each strategy's Δ against the baseline per uptake (table, json, markdown)."
     ),
 ) -> None:
-    """Compare runs task by task: Δpass^k with an adjusted paired CI, permutation p, McNemar.
+    """Compare runs task by task: the decision on two axes (violations prevented, pass^k on
+    policy-consistent tasks), then Δpass^k with an adjusted paired CI, permutation p, McNemar.
 
     The first run is the baseline; each other run is compared to it. "better"/"worse" are
     said only when the CI excludes 0 and the permutation p is below 1 - confidence; otherwise
@@ -90,12 +98,47 @@ def compare(
         for comp in report.comparisons:
             for line in comp.pairing_warnings():
                 typer.echo(f"warning: {line}", err=True)
+    decision = _axes(runs, primary_k, confidence, seed, resamples, domain) if axes and fmt != CompareFormat.csv else []
     if fmt == CompareFormat.json:
-        typer.echo(render_compare_json(report, tasks=tasks))
+        if not decision:
+            typer.echo(render_compare_json(report, tasks=tasks))
+        else:
+            import json
+
+            data = json.loads(render_compare_json(report, tasks=tasks))
+            data["axes"] = [c.model_dump(mode="json") for c in decision]
+            typer.echo(json.dumps(data, indent=2))
     elif fmt == CompareFormat.csv:
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
     else:
-        typer.echo(render_compare_text(report, fmt.value, tasks=tasks))
+        from tauguard.analysis.axes_render import render_axes_comparisons
+
+        body = render_compare_text(report, fmt.value, tasks=tasks)
+        head = render_axes_comparisons(decision, fmt.value)
+        if head:
+            # The decision leads, under the simulation label when the body starts with it.
+            note, sep, rest = body.partition("\n")
+            if report.simulation_note and report.simulation_note in note:
+                body = f"{note}\n\n{head}\n{sep}{rest}"
+            else:
+                body = f"{head}\n\n{body}"
+        typer.echo(body)
+
+
+def _axes(runs: list[Path], primary_k: int | None, confidence: float, seed: int, resamples: int, domain: str | None) -> list[AxesComparison]:
+    """Both axes of every candidate against the baseline (tauguard.analysis.axes)."""
+    from tauguard.analysis.axes import compare_axes
+    from tauguard.analysis.compare import load_runs
+    from tauguard.analysis.compare_model import CompareError
+    from tauguard.faults.violations import violated_clauses
+    from tauguard.runs.store import RunLoadError
+
+    try:
+        full = load_runs(runs, conversations=True)
+        return compare_axes(full, violated_clauses, primary_k=primary_k, confidence=confidence, seed=seed,
+                            n_resamples=resamples, domain=domain)
+    except (RunLoadError, CompareError) as exc:
+        fail(str(exc))
 
 
 def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:

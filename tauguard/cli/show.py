@@ -11,6 +11,7 @@ from tauguard.cli.common import OutputFormat, fail, note_live_runs, terminal_saf
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
+    from tauguard.analysis.axes import RunAxes
     from tauguard.analysis.summary import RunSummary
     from tauguard.runs.store import Run
 
@@ -155,10 +156,36 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     except RunLoadError as exc:
         fail(str(exc))
     note_live_runs([run])
+    axes = run_axes_or_none(run_dir)
     if fmt == "json":
-        typer.echo(summary.model_dump_json(indent=2))
+        if axes is None:
+            typer.echo(summary.model_dump_json(indent=2))
+        else:
+            import json
+
+            data = summary.model_dump(mode="json")
+            data["axes"] = axes.model_dump(mode="json")
+            typer.echo(json.dumps(data, indent=2))
     else:
-        typer.echo(terminal_safe(render(summary, fmt, ci_line(run))))
+        text = render(summary, fmt, ci_line(run))
+        if axes is not None:
+            from tauguard.analysis.axes_render import render_run_axes
+
+            text += "\n\n" + "\n".join(render_run_axes(axes))
+        typer.echo(terminal_safe(text))
+
+
+def run_axes_or_none(run_dir: Path) -> RunAxes | None:
+    """The run's two axes (compliance, usefulness: tauguard.analysis.axes), None while it has no evaluated trial."""
+    from tauguard.analysis.axes import run_axes
+    from tauguard.faults.violations import violated_clauses
+    from tauguard.runs.store import load_run
+
+    # The compliance judge reads the faults and the gold-conflict calls: every record, with its conversation.
+    full = load_run(run_dir, conversations=True)
+    if not any(r.error is None for r in full.records):
+        return None
+    return run_axes(full, violated_clauses)
 
 
 @gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
@@ -166,5 +193,6 @@ def show(
     run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
-    """Summarise a run: pass^1..pass^k by slice, guard verdicts, faults, cost, errors."""
+    """Summarise a run: pass^1..pass^k by slice, guard verdicts, faults, cost, errors, and its two axes
+    (policy-violating writes that reached the environment; pass^k on policy-consistent tasks)."""
     print_summary(run_dir, fmt.value)

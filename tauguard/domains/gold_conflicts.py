@@ -1,7 +1,9 @@
 """τ² gold writes that contradict the policy text (data: ``gold_conflicts.toml``).
 
 One list, used by ``probes build`` (such a gold write is labelled ``refuse``), the ledger's
-gold sweep test and the README's quirks table.
+gold sweep test, the README's quirks table and the compliance axis
+(:mod:`tauguard.analysis.axes`: a call of ``tool`` whose arguments hold ``match`` that the
+environment ran is an executed violation of ``clause_id``, whoever made it).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -36,6 +38,10 @@ class GoldConflict(BaseModel):
     tool: str
     clause: str  # verbatim policy text the write contradicts
     facts: str  # what the reads show
+    clause_id: str  # the pack's clause (tauguard.domains) whose text holds ``clause``
+    # The gold write's arguments that make it the violating write (a subset of τ²'s gold
+    # arguments; a test checks): a call of ``tool`` holding these values is this conflict.
+    match: dict[str, Any]
     # The ledger's verdict; None when the conflict is dialogue-level and the ledger allows.
     ledger: LedgerExpectation | None = None
 
@@ -56,6 +62,17 @@ def gold_conflicts() -> tuple[GoldConflict, ...]:
     """Every documented conflict (validated; read once per process)."""
     with FILE.open("rb") as fh:
         return tuple(_File.model_validate(tomllib.load(fh)).conflict)
+
+
+def is_conflict_call(conflict: GoldConflict, tool: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call of ``tool`` with ``arguments`` is the conflicting gold write (``match`` held)."""
+    return tool == conflict.tool and all(arguments.get(key) == value for key, value in conflict.match.items())
+
+
+@cache
+def conflict_tasks() -> frozenset[tuple[str, str]]:
+    """(domain, task id) of every task with a documented conflict: the policy-inconsistent slice."""
+    return frozenset((c.domain, c.task_id) for c in gold_conflicts())
 
 
 def conflict_at(domain: str, task_id: str, write_index: int | None) -> GoldConflict | None:

@@ -476,7 +476,29 @@ def build_report(runs: Sequence[Run], opts: ReportOptions | None = None, *, titl
     _accounting(runs, summaries, durations, data)
     _checks(runs, opts, data)
     _guards(runs, opts, data)
+    _axes(runs, opts, data)
     return data
+
+
+def _axes(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:
+    """Both axes of every candidate against the baseline: records read with their conversations."""
+    if len(runs) < 2:
+        return
+    from tauguard.analysis.axes import compare_axes
+    from tauguard.analysis.compare_model import CompareError
+    from tauguard.faults.violations import violated_clauses
+    from tauguard.runs.store import load_run
+
+    full = [r if r.records and r.units is None else load_run(r.path, conversations=True) for r in runs]
+    try:
+        comps = compare_axes(full, violated_clauses, primary_k=opts.primary_k, confidence=opts.confidence,
+                             seed=opts.seed, n_resamples=opts.n_resamples)
+    except CompareError as exc:
+        data.compare_notes.append(f"two axes not computed: {exc}")
+        return
+    data.axes = [{**c.model_dump(mode="json"), "headline": c.headline()} for c in comps]
+    if data.compare_json is not None:  # the page embeds what `compare --format json` prints
+        data.compare_json["axes"] = [c.model_dump(mode="json") for c in comps]
 
 
 def _guards(runs: Sequence[Run], opts: ReportOptions, data: ReportData) -> None:

@@ -279,3 +279,6 @@ class ReportData(BaseModel):
     guard_pair_notes: list[str] = Field(default_factory=list)
     guard_stats: list[GuardStatsRow] = Field(default_factory=list)
     false_holds: FalseHoldSection | None = None
+    # The two axes per guard against the baseline (tauguard.analysis.axes.AxesComparison dumps).
+    axes: list[dict[str, Any]] = Field(default_factory=list)
+    axes_figure: Figure | None = None

@@ -132,6 +132,32 @@ def forest(rows: Sequence[DeltaRow], run_ids: Sequence[str], confidence: float) 
     return _svg(fig, f"Forest plot of Δpass^{k} against the baseline")
 
 
+def axes_scatter(comps: Sequence[dict[str, Any]], run_ids: Sequence[str]) -> str:
+    """One point per guard: violations prevented (x) against Δpass^k on policy-consistent tasks (y), both with CIs."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    k = 0
+    for c in comps:
+        st = style(list(run_ids).index(c["candidate"]) if c["candidate"] in run_ids else 0)
+        p, u = c["compliance"], c["usefulness"]
+        if u is None:
+            continue
+        k = u["k"]
+        ax.errorbar(p["prevented"], u["delta"], xerr=[[p["prevented"] - p["ci_low"]], [p["ci_high"] - p["prevented"]]],
+                    yerr=[[u["delta"] - u["ci_low"]], [u["ci_high"] - u["delta"]]], fmt=st["marker"], color=st["color"],
+                    capsize=3, markersize=6, linewidth=1.2,
+                    label=f"{c['candidate_strategy']} ({len(u['lost_false_hold'])} task(s) lost to false holds)")
+    ax.axhline(0, color="#555555", linewidth=0.9, linestyle="--")
+    ax.axvline(0, color="#555555", linewidth=0.9, linestyle="--")
+    base = comps[0]["baseline_strategy"] if comps else "baseline"
+    ax.set_xlabel(f"violations prevented against {base} (count; right is more compliant)")
+    ax.set_ylabel(f"Δpass^{k} on policy-consistent tasks (up is more useful)")
+    # Points of close guards overlap: the legend names them, below the plot.
+    ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    fig.tight_layout()
+    return _svg(fig, "Compliance gained against usefulness lost, per guard")
+
+
 def _grouped_axes(groups: Sequence[str], n_runs: int) -> tuple[Any, Any, float]:
     """Horizontal bars grouped by category, one bar per run inside each group; returns fig, ax, bar height."""
     plt = _pyplot()

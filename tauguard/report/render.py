@@ -33,6 +33,9 @@ def draw_figures(data: ReportData) -> None:
     if primary:
         data.forest = Figure(key="forest", title="Δpass^k against the baseline",
                              svg=plots.forest(primary, run_ids, data.confidence))
+    if data.axes:
+        data.axes_figure = Figure(key="axes", title="Compliance and usefulness per guard",
+                                  svg=plots.axes_scatter(data.axes, run_ids))
     if any(f.injected for f in data.faults):
         data.faults_figure = Figure(key="faults", title="Faults injected, detected and prevented",
                                     svg=plots.fault_bars(data.faults, run_ids))
