@@ -99,6 +99,14 @@ def check(
         paths = [run] + ([baseline] if baseline is not None else [])
         loaded = load_runs(paths, conversations=False, records=False)
         note_live_runs(loaded)
+        if baseline is not None and subset is SubsetChoice.policy_violation:
+            from tauguard.analysis.opportunity import no_violation_opportunity
+
+            found = no_violation_opportunity(loaded)
+            if found is not None and found[1]:  # a gate that would pass whatever the guard does
+                raise GateInputError(f"cannot gate: {found[0]}")
+            if found is not None:
+                typer.echo(f"warning: {found[0]}", err=True)
         report = run_gate(
             loaded[0],
             baseline=loaded[1] if baseline is not None else None,
