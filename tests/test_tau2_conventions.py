@@ -60,3 +60,24 @@ def test_workflow_show_defaults_to_a_table() -> None:
     table = tauguard("workflow", "show", "-d", "retail")
     assert table.returncode == 0 and table.stdout.split()[0] == "node"
     assert tauguard("workflow", "show", "-d", "retail", "--format", "mermaid").stdout.startswith("flowchart TD")
+
+
+def test_piped_summaries_fit_120_columns_with_a_legend_for_every_abbreviation(tmp_path: Path) -> None:
+    from tauguard.testing.synthetic_runs import random_tasks, write_run
+
+    base = write_run(tmp_path, "base", random_tasks({"airline": 10, "retail": 10}, 4, 0.5, seed=1))
+    cand = write_run(tmp_path, "cand", random_tasks({"airline": 10, "retail": 10}, 4, 0.7, seed=2), strategy="ledger")
+    for args in (["show", str(base)], ["compare", str(base), str(cand)], ["check", str(cand), "--baseline", str(base)]):
+        proc = tauguard(*args, env={"COLUMNS": None, "TAUGUARD_WIDE": None})  # a pipe: no terminal
+        assert proc.returncode in (0, 1), proc.stderr
+        assert max(len(line) for line in proc.stdout.splitlines()) <= 120, args
+    shown = tauguard("show", str(base), env={"COLUMNS": None, "TAUGUARD_WIDE": None}).stdout
+    legend = shown[shown.index("legend:"):]
+    for term in ("pass^k:", "process-valid:", "step-TCR:", "trace-TCR:", "infra err:", "slice:", "§4.7"):
+        assert term in legend, term
+    assert ("pv^" in shown[: shown.index("legend:")]) == ("pv^k:" in legend)  # a column, its line
+    compared = tauguard("compare", str(base), str(cand), env={"TAUGUARD_WIDE": None}).stdout
+    assert "legend:" in compared and "pv^k:" in compared and "Δ, CI, p:" in compared
+    # TAUGUARD_WIDE=1 keeps whole rows for scripts
+    wide = tauguard("show", str(base), env={"TAUGUARD_WIDE": "1"})
+    assert max(len(line) for line in wide.stdout.splitlines()) > 120

@@ -134,6 +134,10 @@ def audit(
         write_output(output, report.model_dump_json(indent=2), "-o/--output")
     if fmt == OutputFormat.json:
         typer.echo(report.model_dump_json(indent=2))
+    elif fmt == OutputFormat.table:
+        from tauguard.tables import fit_text
+
+        typer.echo(fit_text(render_audit(report, fmt.value, writes=writes)))
     else:
         typer.echo(render_audit(report, fmt.value, writes=writes))
 

@@ -148,6 +148,10 @@ def check(
 
     if fmt == CheckFormat.json:
         typer.echo(render_gate_json(report))
+    elif fmt == CheckFormat.table:
+        from tauguard.tables import fit_text
+
+        typer.echo(fit_text(render_gate_text(report, fmt.value)), nl=False)
     else:
         typer.echo(render_gate_text(report, fmt.value), nl=False)
     if not report.passed:

@@ -109,6 +109,12 @@ def compare(
         typer.echo(render_compare_json(report, tasks=tasks))
     elif fmt == CompareFormat.csv:
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
+    elif fmt == CompareFormat.table:
+        from tauguard.analysis.legend import legend_lines
+        from tauguard.tables import fit_text
+
+        text = render_compare_text(report, fmt.value, tasks=tasks)
+        typer.echo(fit_text("\n".join([text.rstrip("\n"), "", *legend_lines(["pass^", "pv^", "ASR@"], ["Δ, CI, p"])])))
     else:
         typer.echo(render_compare_text(report, fmt.value, tasks=tasks))
 

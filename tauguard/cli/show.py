@@ -102,7 +102,7 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
     lines.append(fit_table(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if overall is not None and overall.process_traces:
         lines.append(
-            f"process (PolicyGuide §4.7): process-valid = reward 1 AND every applicable check, over all "
+            f"process (PolicyGuide's process validity, see legend): process-valid = reward 1 AND every applicable check, over all "
             f"{overall.process_traces} trials with a trace; step-/trace-TCR over the {overall.process_passed_traces} "
             f"outcome-passing traces (the paper's) and {overall.process_blocked_traces} failed by a guard's block "
             f"of a write the task needed, that write an unsatisfied step (tauguard's rule: a block is not "
@@ -134,6 +134,12 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
             headers="keys", tablefmt=tablefmt, disable_numparse=True,
         )
     )
+    if fmt != "markdown":
+        from tauguard.analysis.legend import legend_lines
+
+        used = [*columns, *(["fault classes"] if s.faults else []), *(["clause ids"] if s.attacks is not None else [])]
+        lines.append("")
+        lines.extend(legend_lines(used))
     if s.infra_errors:
         lines.append("")
         lines.append(f"infrastructure errors ({len(s.infra_errors)}; excluded from metrics, re-run by --resume):")
@@ -158,7 +164,10 @@ def print_summary(run_dir: Path, fmt: str) -> None:
     if fmt == "json":
         typer.echo(summary.model_dump_json(indent=2))
     else:
-        typer.echo(terminal_safe(render(summary, fmt, ci_line(run))))
+        from tauguard.tables import fit_text
+
+        text = render(summary, fmt, ci_line(run))
+        typer.echo(terminal_safe(fit_text(text) if fmt == "table" else text))
 
 
 @gc_paused_command  # short-lived: 10^5 rows per run at scale (tauguard.gc_pause)
