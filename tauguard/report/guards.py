@@ -303,7 +303,7 @@ def false_holds(audits: Sequence[dict[str, Any]], runs: Sequence[Run], labels: S
             counts: Counter[str] = Counter()
             by_rule: Counter[str] = Counter()
             for key, (label, passed) in index.items():
-                bucket = {"complies": "c_pass" if passed else "c_fail", "violates": "v", "ambiguous": "a"}[label.label]
+                bucket = {"complies": "c_pass" if passed else "c_fail", "violates": "v", "ambiguous": "a"}[label.label or "ambiguous"]
                 counts[bucket] += 1
                 if key in held_keys:
                     counts[bucket + "_held"] += 1
