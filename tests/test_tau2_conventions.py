@@ -19,6 +19,7 @@ def test_task_ids_take_spaces_as_tau2_does_and_stop_at_an_option_or_a_path(tmp_p
     assert spread_multi_values(["audit", "--task-ids", "3", "4", str(tmp_path)]) == [
         "audit", "--task-ids", "3", "--task-ids", "4", str(tmp_path)]
     assert spread_multi_values(["run", "--task-ids", "0,1"]) == ["run", "--task-ids", "0,1"]
+    assert spread_multi_values(["run", "--task-ids=0", "1"]) == ["run", "--task-ids=0", "--task-ids", "1"]
     assert spread_multi_values(["run", "--", "--task-ids", "0", "1"]) == ["run", "--", "--task-ids", "0", "1"]
 
 

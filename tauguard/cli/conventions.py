@@ -29,12 +29,14 @@ def spread_multi_values(args: list[str]) -> list[str]:
         if token == "--":
             out.extend(args[i:])
             break
-        if token not in MULTI_VALUE or i >= len(args):
+        name = token.split("=", 1)[0]
+        if name not in MULTI_VALUE or (name == token and i >= len(args)):
             continue
-        out.append(args[i])  # its first value, whatever it looks like (click checks it)
-        i += 1
+        if name == token:
+            out.append(args[i])  # its first value, whatever it looks like (click checks it)
+            i += 1
         while i < len(args) and not args[i].startswith("-") and not os.path.exists(args[i]):
-            out.extend([token, args[i]])
+            out.extend([name, args[i]])
             i += 1
     return out
 
