@@ -29,7 +29,11 @@ def row(baseline: str, run: str) -> str:
 
 
 def main(args: list[str]) -> None:
-    """Print the header and one row per run."""
+    """Print the SIMULATION line (when a run is simulated), the header and one row per run."""
+    from tauguard.runs.records import SIMULATION_NOTE
+
+    if any(load_run(run, records=False).manifest.simulated for run in args):
+        print(f"> **{SIMULATION_NOTE}**\n")
     print("| strategy | sim feedback | uptake | pass^4 react → guard | Δpass^4 [95% CI] | process_valid^4 react → guard | Δ [95% CI] |")
     print("|---|---|---|---|---|---|---|")
     for run in args[1:]:

@@ -3,8 +3,9 @@
 A table wider than the terminal is split into column groups printed one under the other,
 each repeating the first (key) column, and long cells are wrapped; ``--wide`` (or
 ``TAUGUARD_WIDE=1``) prints every table on one line per row. Output that is not a terminal
-(a pipe, a file) is never split unless ``COLUMNS`` is set, so scripts reading it see whole
-rows. Markdown and other formats meant for files are never split.
+(a pipe, a file, a CI log) fits 120 columns unless ``COLUMNS`` is set (scripts wanting whole
+rows set ``TAUGUARD_WIDE=1``, or use ``--format json|csv``). Markdown and other formats meant for files are
+never split.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tabulate import tabulate
 _state = {"wide": False}
 MIN_WIDTH = 40
 MAX_CELL = 60  # characters before a cell wraps when the table does not fit
+PIPE_WIDTH = 120  # output that is not a terminal (a pipe, a file, a CI log): the width it keeps to
 
 
 def set_wide(wide: bool) -> None:
@@ -32,8 +34,28 @@ def terminal_width() -> int | None:
     if _state["wide"] or os.environ.get("TAUGUARD_WIDE", "").lower() in ("1", "true", "yes"):
         return None
     if not os.environ.get("COLUMNS") and not sys.stdout.isatty():
-        return None
+        return PIPE_WIDTH
     return max(MIN_WIDTH, shutil.get_terminal_size((100, 24)).columns)
+
+
+def fit_text(text: str, width: int | None = -1) -> str:
+    """``text`` with every line longer than ``width`` (default: :func:`terminal_width`) wrapped at
+    word boundaries, its continuation indented two spaces: the prose lines of a summary (notes,
+    legends); tables are fitted by :func:`fit_table` before."""
+    import textwrap
+
+    limit = terminal_width() if width == -1 else width
+    if limit is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= limit:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        out.extend(textwrap.wrap(line, width=limit, subsequent_indent=" " * (lead + 2), break_on_hyphens=False,
+                                 break_long_words=True) or [line])
+    return "\n".join(out)
 
 
 def _width(text: str) -> int:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Tests read what a command says, not how it is laid out: whole rows, as before output that is
+# not a terminal fitted 120 columns (tauguard.tables). The layout itself is tested with this
+# unset (tests/test_tau2_conventions.py, tests/test_cli_conventions.py).
+os.environ.setdefault("TAUGUARD_WIDE", "1")
 
 import pytest  # noqa: E402
 

@@ -127,6 +127,7 @@ def test_tables_split_to_fit_the_width_and_never_in_wide_or_markdown(monkeypatch
     assert max(len(line) for line in tables.fit_table(rows, width=None).splitlines()) > 200
     assert "\n\n" not in tables.fit_table(rows, tablefmt="github", width=80)
     monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("TAUGUARD_WIDE", raising=False)  # set for the rest of the suite (conftest)
     tables.set_wide(True)
     try:
         assert tables.terminal_width() is None

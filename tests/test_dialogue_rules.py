@@ -2,11 +2,10 @@
 comes from (case ids: file-stem:sim:write-msg:call:statement-msg in ``tauguard/dialogue/data``).
 
 Texts are shortened quotations of those exchanges; the regression tests at the end judge the real
-cases in their recorded conversations (skipped when ``../shared/trajectories`` is absent).
+cases in their recorded conversations (shipped with the cases, :mod:`tauguard.dialogue.context`).
 """
 
 from __future__ import annotations
-
 
 import pytest
 
@@ -14,7 +13,6 @@ from tauguard.dialogue import NEUTRAL, asks_go_ahead, polarity, view_of
 from tauguard.dialogue.cases import load_cases
 from tauguard.dialogue.evaluate import _Conversations, judge_case
 from tauguard.strategy_api.conversation import ToolCallView
-from tauguard.testing.shared_data import shared_trajectories
 from tests.test_dialogue import RES, Chat
 
 FLIGHTS = [{"flight_number": "HAT001", "date": "2024-05-20"}, {"flight_number": "HAT002", "date": "2024-05-25"}]
@@ -236,7 +234,9 @@ REGRESSIONS = {
 def test_real_regressions_in_their_conversations(case_id: str, confirmed: bool) -> None:
     case = next(c for c in load_cases() if c.id == case_id)
     assert (case.label == "confirmed") == confirmed  # the label these tests pin
-    assert judge_case(NEUTRAL, case, _Conversations([shared_trajectories()]).messages(case)) == confirmed
+    found = _Conversations([])  # no results files: the conversation shipped with the case
+    assert found.shipped(case)
+    assert judge_case(NEUTRAL, case, found.messages(case)) == confirmed
 
 
 def test_the_last_share_of_a_split_the_user_ordered_is_the_rest() -> None:

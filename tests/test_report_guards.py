@@ -108,7 +108,9 @@ def audited(tmp_path_factory):
     from tauguard.trajectories.load import read_results
 
     out = tmp_path_factory.mktemp("audited")
-    result = import_results(read_results(CLAUDE), out, name="claude")
+    renamed = out / "another-name.json.gz"  # labels are matched by content, not by the file's name
+    renamed.write_bytes(CLAUDE.read_bytes())
+    result = import_results(read_results(renamed), out, name="claude")
     report = audit_run(load_run(result.run_dir), ["refuse-writes", "react"])
     path = out / "audit.json"
     path.write_text(report.model_dump_json(), encoding="utf-8")
@@ -137,7 +139,7 @@ def test_false_holds_against_labelled_writes(audited):
     assert react.false_holds_passed.low == pytest.approx(0.0, abs=1e-9)
     assert react.false_holds_passed.high == pytest.approx(0.5615, abs=1e-3)
     empty = false_holds([read_audit(audit_path)], [load_run(run_dir)], [])
-    assert empty.rows == [] and "issue 22" in (empty.note or "")
+    assert empty.rows == [] and "No labelled write matched" in (empty.note or "") and empty.matched == 0
 
 
 def test_report_cli_adds_the_false_hold_section(audited, tmp_path):
@@ -151,7 +153,14 @@ def test_report_cli_adds_the_false_hold_section(audited, tmp_path):
     waiting = runner.invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "w.html"), "--resamples", "200",
                                   "--audit", str(audit_path)])
     assert waiting.exit_code == 0, waiting.output
-    assert "issue 22" in (tmp_path / "w.html").read_text(encoding="utf-8")
+    # the packaged benchmark labels this file's simulations too: matched by content, as audit matches them
+    assert "No labelled write matched" not in (tmp_path / "w.html").read_text(encoding="utf-8")
+    other = DATA / "real_writes_other.jsonl"
+    none = runner.invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "n.html"), "--resamples", "200",
+                               "--audit", str(audit_path), "--labels", str(other)])
+    assert none.exit_code == 0, none.output
+    assert "note: No labelled write matched" in none.output  # one line, not a silent "0 of 0"
+    assert "No labelled write matched" in (tmp_path / "n.html").read_text(encoding="utf-8")
     bad = runner.invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "x.html"), "--audit", str(LABELS)])
     assert bad.exit_code == 2 and "not a readable audit report" in bad.output
     assert not (tmp_path / "x.html").exists()

@@ -61,7 +61,9 @@ def test_dangling_subflow_and_unknown_edge_are_load_errors():
 
 def test_workflow_show_cli():
     runner = CliRunner()
-    out = runner.invoke(app, ["workflow", "show", "--domain", "airline"])
+    table = runner.invoke(app, ["workflow", "show", "--domain", "airline"])  # a table by default, as everywhere
+    assert table.exit_code == 0 and not table.output.startswith("flowchart TD") and "book_reservation" in table.output
+    out = runner.invoke(app, ["workflow", "show", "--domain", "airline", "--format", "mermaid"])
     assert out.exit_code == 0 and out.output.startswith("flowchart TD") and "book_reservation" in out.output
     data = json.loads(runner.invoke(app, ["workflow", "show", "--domain", "telecom", "--format", "json"]).output)
     assert data["domain"] == "telecom" and "troubleshoot_mms.verify" in data["nodes"]

@@ -143,6 +143,10 @@ def audit(
         write_output(output, as_json or "", "-o/--output")
     if fmt == OutputFormat.json:
         typer.echo(as_json)
+    elif fmt == OutputFormat.table:
+        from tauguard.tables import fit_text
+
+        typer.echo(fit_text(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value)))
     else:
         typer.echo(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value))
 

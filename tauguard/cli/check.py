@@ -104,6 +104,14 @@ def check(
         paths = [run] + ([baseline] if baseline is not None else [])
         loaded = load_runs(paths, conversations=False, records=False)
         note_live_runs(loaded)
+        if baseline is not None and subset is SubsetChoice.policy_violation:
+            from tauguard.analysis.opportunity import no_violation_opportunity
+
+            found = no_violation_opportunity(loaded)
+            if found is not None and found[1]:  # a gate that would pass whatever the guard does
+                raise GateInputError(f"cannot gate: {found[0]}")
+            if found is not None:
+                typer.echo(f"warning: {found[0]}", err=True)
         report = run_gate(
             loaded[0],
             baseline=loaded[1] if baseline is not None else None,
@@ -147,6 +155,10 @@ def check(
 
     if fmt == CheckFormat.json:
         typer.echo(render_gate_json(report))
+    elif fmt == CheckFormat.table:
+        from tauguard.tables import fit_text
+
+        typer.echo(fit_text(render_gate_text(report, fmt.value)), nl=False)
     else:
         typer.echo(render_gate_text(report, fmt.value), nl=False)
     if not report.passed:

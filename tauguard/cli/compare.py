@@ -87,6 +87,21 @@ def compare(
     except (RunLoadError, CompareError) as exc:
         fail(str(exc))
     note_live_runs(loaded)
+    if subset is SubsetChoice.policy_violation and not uptake_curve:
+        from tauguard.analysis.opportunity import no_violation_opportunity
+
+        # a slice no run was tempted on: every strategy passes it; "no detectable difference" would mislead
+        found = no_violation_opportunity(loaded, domain)
+        if found is not None and found[1]:  # not one trial failed: there is nothing to compare
+            if fmt == CompareFormat.json:
+                import json
+
+                typer.echo(json.dumps({"measurable": False, "reason": found[0]}))
+            else:
+                typer.echo(f"cannot measure: {found[0]}")
+            return
+        if found is not None:
+            typer.echo(f"note: {found[0]}", err=True)
     if uptake_curve:
         _print_uptake_curve(report, fmt)
         return
@@ -110,6 +125,12 @@ def compare(
             typer.echo(json.dumps(data, indent=2))
     elif fmt == CompareFormat.csv:
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
+    elif fmt == CompareFormat.table:
+        from tauguard.analysis.legend import legend_lines
+        from tauguard.tables import fit_text
+
+        text = render_compare_text(report, fmt.value, tasks=tasks)
+        typer.echo(fit_text("\n".join([text.rstrip("\n"), "", *legend_lines(["pass^", "pv^", "ASR@"], ["Δ, CI, p"])])))
     else:
         from tauguard.analysis.axes_render import render_axes_comparisons
 

@@ -94,8 +94,11 @@ def _banner(evaluation: Any) -> str:
     notes = [f"judge {evaluation.judge}", f"{evaluation.cases} cases"]
     if evaluation.ambiguous:
         notes.append(f"{evaluation.ambiguous} ambiguous left out")
+    if evaluation.packaged_conversation:
+        notes.append(f"{evaluation.packaged_conversation} judged on the conversation shipped with the case")
     if evaluation.without_conversation:
-        notes.append(f"{evaluation.without_conversation} judged without their conversation (file not found)")
+        notes.append(f"{evaluation.without_conversation} judged without their conversation (not shipped, file not "
+                     "found: only statement, reply and write; figures not comparable to docs/dialogue.md)")
     if evaluation.plumbing_only:
         notes.append(PLUMBING_NOTE)
     return "; ".join(notes)
@@ -105,7 +108,7 @@ def _banner(evaluation: Any) -> str:
 def eval_(
     cases: list[Path] = typer.Option(None, "--cases", help="case files or folders (*.jsonl; repeatable); default: the packaged cases"),
     backends: list[BackendName] = typer.Option(None, "--backend", help="compiled or llm (repeatable); default: compiled"),
-    trajectories: list[Path] = typer.Option(None, "--trajectories", help="folders holding the cases' τ² results files (repeatable); default: $TAUGUARD_TRAJECTORIES, else the nearest shared/trajectories above the current folder or the checkout"),
+    trajectories: list[Path] = typer.Option(None, "--trajectories", help="folders holding the cases' τ² results files, for cases whose conversation is not shipped with them (repeatable); default: $TAUGUARD_TRAJECTORIES, else the nearest shared/trajectories above the current folder or the checkout"),
     guard_llm: str = typer.Option(None, "--guard-llm", help="the model of the llm backend (a litellm model string); default: none, needed with --backend llm"),
     llm_args: str = typer.Option("{}", "--llm-args", help="JSON arguments of the llm backend's completions (api_base, ...)"),
     plumbing_only: bool = typer.Option(False, "--plumbing-only", help="label the llm backend's scores as plumbing only (automatic for a loopback api_base)"),

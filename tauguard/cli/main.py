@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from tauguard.cli.common import clear_startup_notice, error_line, fail, quiet_environment
+from tauguard.cli.conventions import ConventionsGroup
 from tauguard.errors import TauguardInputError
 
 quiet_environment()
@@ -34,8 +35,52 @@ def _hide_flag_placeholders() -> None:
 
 _hide_flag_placeholders()
 
+
+def _help_that_survives_a_pipe() -> None:
+    """Typer lays an option's help out as rich ``Columns``, which cut a word longer than the column
+    with "…" (on a pipe the help is 80 columns wide: `tauguard run -h | cat` lost most of
+    ``--resume``'s help). One folding text instead: every word is shown, a long one folded."""
+    from rich.columns import Columns
+    from rich.text import Text
+    from typer import rich_utils
+
+    original = getattr(rich_utils, "_get_parameter_help", None)
+    if original is None or getattr(original, "_tauguard", False):
+        return
+
+    def parameter_help(*args: Any, **kwargs: Any) -> Any:
+        laid_out = original(*args, **kwargs)
+        items = list(getattr(laid_out, "renderables", []))
+        if not isinstance(laid_out, Columns) or not all(isinstance(i, Text) for i in items):
+            return laid_out
+        joined = Text("\n").join(items)  # the default on a line of its own: never split inside "[default: X]"
+        joined.overflow = "fold"
+        return joined
+
+    parameter_help._tauguard = True  # type: ignore[attr-defined]
+    rich_utils._get_parameter_help = parameter_help
+    # Not on a terminal (a pipe, a file): 120 columns, the width every summary keeps to, unless
+    # the user set one; rich's 80 would cut long option names ("--strategy-opt…"). Decided when
+    # the help is printed (the environment may change after import).
+    console_of = rich_utils._get_rich_console
+
+    def help_console(stderr: bool = False) -> Any:
+        import os
+        import sys
+
+        console = console_of(stderr)
+        if rich_utils.MAX_WIDTH is None and not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+            console.width = 120
+        return console
+
+    rich_utils._get_rich_console = help_console
+
+
+_help_that_survives_a_pipe()
+
 app = typer.Typer(
     name="tauguard",
+    cls=ConventionsGroup,  # τ²'s --task-ids 0 1 2; a hint on extra arguments (tauguard.cli.conventions)
     help="Compare runtime guarding strategies for tool-calling agents on tau2-bench.",
     no_args_is_help=True,
     add_completion=False,

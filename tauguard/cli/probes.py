@@ -41,6 +41,18 @@ def _progress(enabled: bool) -> Any:
     return report
 
 
+def _sim_banner(from_run: Path | None) -> str | None:
+    """The SIMULATION line of the probes built: from tau2's gold plans and the sim agent's
+    catalogued faults, or from a run the sim model made; None for a real agent's run."""
+    if from_run is None:
+        return ("SIMULATION: probes built from tau2's gold plans and the sim agent's catalogued faults "
+                "(a simulated agent's mistakes), not from real agents' trajectories.")
+    from tauguard.runs.records import SIMULATION_NOTE
+    from tauguard.runs.store import load_run
+
+    return SIMULATION_NOTE if load_run(str(from_run), records=False).manifest.simulated else None
+
+
 @app.command("build")
 def build(
     domain: Optional[str] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (required without --from-run)."),
@@ -98,7 +110,15 @@ def build(
         write_probes(output, probes)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(render_counts(probes, fmt.value))
+    banner = _sim_banner(from_run)
+    counts = render_counts(probes, fmt.value)
+    if banner and fmt == OutputFormat.json:
+        import json
+
+        counts = json.dumps({"simulation_note": banner, **json.loads(counts)}, indent=2)
+    elif banner:
+        typer.echo(f"> **{banner}**\n" if fmt == OutputFormat.markdown else banner)
+    typer.echo(counts)
     if fmt != OutputFormat.json:
         typer.echo(f"{len(probes)} probes ({what}) written to {output}")
 

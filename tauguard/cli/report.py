@@ -97,6 +97,8 @@ def report(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
+    if data.false_holds is not None and not data.false_holds.matched and data.false_holds.note:
+        typer.echo(f"note: {data.false_holds.note}", err=True)  # the page says it too; --audit measured nothing
     notes = []
     if data.simulated:
         notes.append("SIMULATION")

@@ -69,7 +69,7 @@ def _refuse_with_resume(resume: Path, overrides: dict[str, Any], config: Path | 
 def run(
     strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Strategy name (see `tauguard strategies`). " + packaged_default("strategy")),
     domain: Optional[list[str]] = typer.Option(None, "--domain", "-d", help=f"{domain_choices()} (comma-separated and/or repeated). " + packaged_default("domains")),
-    trials: Optional[int] = typer.Option(None, "-k", "--trials", help="Trials per task (1..1000); pass^1..pass^k are reported. " + packaged_default("trials")),
+    trials: Optional[int] = typer.Option(None, "-k", "--trials", "--num-trials", help="Trials per task (1..1000); pass^1..pass^k are reported. " + packaged_default("trials")),
     split: Optional[str] = typer.Option(None, "--split", help="tau2 task split: base, train or test. " + packaged_default("split")),
     task_ids: Optional[list[str]] = task_ids_option(),
     num_tasks: Optional[int] = typer.Option(None, "--num-tasks", help="Run only the first N tasks of the split. \\[default: all]"),
@@ -124,7 +124,7 @@ def run(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="tau2 orchestrator step limit. " + packaged_default("max_steps")),
     name: Optional[str] = typer.Option(None, "--name", help="Run id (directory name under --out). \\[default: STRATEGY-DOMAIN-UTC timestamp]"),
     out: Optional[str] = typer.Option(None, "--out", help="Directory holding runs. " + packaged_default("out")),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Resume an interrupted run directory (only --workers/--backend/--address/--concurrency/--max-cost may change). \\[default: none: a new run]"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Resume an interrupted run directory (only --workers, --backend, --address, --concurrency and --max-cost may change). \\[default: none: a new run]"),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML run config; flags override it. \\[default: the packaged tauguard/defaults/default.toml]"),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and exit."),
     plain: bool = typer.Option(False, "--plain", help="Plain progress lines instead of a progress bar."),

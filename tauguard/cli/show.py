@@ -103,7 +103,7 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
     lines.append(fit_table(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if overall is not None and overall.process_traces:
         lines.append(
-            f"process (PolicyGuide §4.7): process-valid = reward 1 AND every applicable check, over all "
+            f"process (PolicyGuide's process validity, see legend): process-valid = reward 1 AND every applicable check, over all "
             f"{overall.process_traces} trials with a trace; step-/trace-TCR over the {overall.process_passed_traces} "
             f"outcome-passing traces (the paper's) and {overall.process_blocked_traces} failed by a guard's block "
             f"of a write the task needed, that write an unsatisfied step (tauguard's rule: a block is not "
@@ -135,6 +135,12 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
             headers="keys", tablefmt=tablefmt, disable_numparse=True,
         )
     )
+    if fmt != "markdown":
+        from tauguard.analysis.legend import legend_lines
+
+        used = [*columns, *(["fault classes"] if s.faults else []), *(["clause ids"] if s.attacks is not None else [])]
+        lines.append("")
+        lines.extend(legend_lines(used))
     if s.infra_errors:
         lines.append("")
         lines.append(f"infrastructure errors ({len(s.infra_errors)}; excluded from metrics, re-run by --resume):")
@@ -167,12 +173,14 @@ def print_summary(run_dir: Path, fmt: str) -> None:
             data["axes"] = axes.model_dump(mode="json")
             typer.echo(json.dumps(data, indent=2))
     else:
+        from tauguard.tables import fit_text
+
         text = render(summary, fmt, ci_line(run))
         if axes is not None:
             from tauguard.analysis.axes_render import render_run_axes
 
             text += "\n\n" + "\n".join(render_run_axes(axes))
-        typer.echo(terminal_safe(text))
+        typer.echo(terminal_safe(fit_text(text) if fmt == "table" else text))
 
 
 def run_axes_or_none(run_dir: Path) -> RunAxes | None:

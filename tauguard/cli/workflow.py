@@ -1,4 +1,4 @@
-"""`tauguard workflow show --domain D`: the `workflow` strategy's graph (Mermaid, JSON or a table)."""
+"""`tauguard workflow show --domain D`: the `workflow` strategy's graph (a table, Mermaid or JSON)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ app = typer.Typer(help="Workflow graphs of the `workflow` strategy (see docs/wor
 
 
 class GraphFormat(str, Enum):
-    """Output formats of `workflow show`."""
+    """Output formats of `workflow show` (a table by default, like every other command)."""
 
+    table = "table"
     mermaid = "mermaid"
     json = "json"
-    table = "table"
 
 
 _SHAPES = {
@@ -50,7 +50,7 @@ def mermaid(graph: object) -> str:
 @app.command("show")
 def show(
     domain: str = typer.Option(..., "--domain", "-d", help=f"{domain_choices()}."),
-    fmt: GraphFormat = typer.Option(GraphFormat.mermaid, "--format", help="mermaid, json or table"),
+    fmt: GraphFormat = typer.Option(GraphFormat.table, "--format", help="table, mermaid (renders on GitHub) or json"),
 ) -> None:
     """Print a domain's workflow graph with its subflows inlined."""
     from tauguard_strategies.workflow.graph import GraphError, domains, load

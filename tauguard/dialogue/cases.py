@@ -76,6 +76,17 @@ class Source(BaseModel):
     task_id: str | None = None  # as recorded (may be wrong in relabelled files)
 
 
+class CaseContext(BaseModel):
+    """Where the conversation the case is judged on ships (:mod:`tauguard.dialogue.context`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(pattern=r"^context/[A-Za-z0-9_.\-]+\.jsonl\.gz$")  # relative to the cases' data folder
+    source_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of ``source.file`` (its bytes as shipped in ../shared)
+    first_message: int = Field(default=0, ge=0)  # the messages the case is judged on: first ..
+    last_message: int = Field(ge=0)  # .. through the write's message (inclusive)
+
+
 class ConfirmationCase(BaseModel):
     """One (statement, reply, write) triple with its label."""
 
@@ -96,6 +107,8 @@ class ConfirmationCase(BaseModel):
     relabelled_from: Label | None = None
     relabelled_from_why: str | None = None
     relabelled_by: str | None = None  # e.g. "adjudication-2026-12-02"
+    # The shipped conversation the case is judged on (its provenance: the source file's sha256):
+    context: CaseContext | None = None
 
 
 def read_simulations(path: Path) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """Calibration of a dialogue judge on labelled real exchanges (:mod:`tauguard.dialogue.cases`).
 
-For each case the judge reads the conversation up to the write (from the τ² results file the
-case names, when it is found) and answers: does this (statement, reply) pair explicitly
+For each case the judge reads the conversation up to the write (the one shipped with the case,
+:mod:`tauguard.dialogue.context`; else from the τ² results file the case names, when it is found)
+and answers: does this (statement, reply) pair explicitly
 confirm this write, in force when the write is made? The positive class is ``confirmed``;
 ``ambiguous`` cases are left out and counted; ``repeat`` cases (a write identical to one that
 already succeeded) are scored apart from the headline. A case whose conversation file is not found
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.cases import ConfirmationCase, read_simulations
+from tauguard.dialogue.context import PackagedContexts
 from tauguard.dialogue.judge import DialogueJudge
 from tauguard.dialogue.view import conversation_of_messages, view_of
 
@@ -75,6 +77,7 @@ class Evaluation(BaseModel):
     cases: int
     ambiguous: int = 0
     without_conversation: int = 0
+    packaged_conversation: int = 0  # judged on the conversation shipped with the case
     overall: Confusion = Field(default_factory=Confusion)  # every case but the repeats
     writes: Confusion = Field(default_factory=Confusion)  # per write: any labelled pair (repeats left out)
     repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
@@ -85,13 +88,24 @@ class Evaluation(BaseModel):
 
 
 class _Conversations:
-    """The simulations of the results files the cases name, read once each."""
+    """The conversations the cases are judged on: shipped with the case, else from the results
+    files the cases name (read once each)."""
 
     def __init__(self, directories: Sequence[Path]) -> None:
         self.directories = list(directories)
         self.files: dict[str, list[dict[str, Any]] | None] = {}
+        self.packaged = PackagedContexts()
 
     def messages(self, case: ConfirmationCase) -> list[dict[str, Any]] | None:
+        """The case's messages (at least through its write): the shipped ones, else its source's."""
+        shipped = self.packaged.messages(case)
+        return shipped if shipped is not None else self._from_source(case)
+
+    def shipped(self, case: ConfirmationCase) -> bool:
+        """Whether the case's conversation ships with it (and is the one its provenance names)."""
+        return self.packaged.messages(case) is not None
+
+    def _from_source(self, case: ConfirmationCase) -> list[dict[str, Any]] | None:
         name = case.source.file
         if name not in self.files:
             path = next((d / name for d in self.directories if (d / name).exists()), None)
@@ -143,6 +157,7 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
         messages = found.messages(case)
         if messages is None:
             result.without_conversation += 1
+        result.packaged_conversation += found.shipped(case)
         predicted = judge_case(judge, case, messages)
         actual = case.label == "confirmed"
         kind = case.case_type or "other"

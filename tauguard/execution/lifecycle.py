@@ -21,6 +21,7 @@ from tauguard.execution.engines import is_cluster
 from tauguard.execution.preflight import (
     PlanError,
     check_attack,
+    check_attack_targets,
     check_backend,
     check_cache_dir,
     check_models,
@@ -187,6 +188,7 @@ def plan(config: RunConfig | Mapping[str, Any]) -> RunPlan:
     check_attack(config)
     profile = load_fault_profile(config.faults, config)
     tasks = resolve_tasks(config)
+    check_attack_targets(config, tasks)
     check_strategy(config, tasks)
     check_models(config)
     run_dir = Path(config.out) / default_run_id(config)

@@ -62,6 +62,35 @@ def check_attack(config: RunConfig) -> None:
         raise PlanError(f"--attack {config.attack}: {first_line(exc)}") from None
 
 
+def check_attack_targets(config: RunConfig, tasks: dict[str, list[str]]) -> None:
+    """An attacked run over the default (policy-violation) set must attack something: a domain
+    whose targets file rejects every temptation (retail: tau2's own tools refuse them), or a task
+    selection without a target, would run unattacked and report no attack at all."""
+    if config.attack is None:
+        return
+    from tauguard.attacks.catalog import DEFAULT_SET, no_targets, set_targets, target_domains
+    from tauguard.tau2_adapter import compat as t2
+
+    if (config.attack_set or DEFAULT_SET) != DEFAULT_SET:
+        return
+    empty = []
+    for domain, ids in tasks.items():
+        by_id = {str(task.id): task for task in t2.load_tasks(domain, config.split)}
+        pv = {tid for tid in ids if tid in by_id and t2.is_policy_violation_task(domain, by_id[tid])}
+        if not set(set_targets(DEFAULT_SET, domain, pv)) & set(ids):
+            empty.append(domain)
+    if not empty:
+        return
+    domain = empty[0]
+    usable = [d for d in target_domains() if set_targets(DEFAULT_SET, d)]
+    none = len(no_targets(domain))
+    raise PlanError(
+        f"--attack {config.attack}: no selected {domain} task has an attack target ({none} of its policy-violation "
+        f"tasks have none; `tauguard attacks --domain {domain}` says why), so no trial would be attacked; "
+        f"attack {' or '.join(usable) or 'a domain with targets'}, or select tasks that have a target"
+    )
+
+
 def load_fault_profile(name: str, config: RunConfig | None = None) -> dict[str, Any]:
     """The fault profile as a dict (a one-line error for an unknown or invalid one).
 

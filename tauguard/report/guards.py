@@ -31,8 +31,9 @@ from tauguard.errors import TauguardInputError
 
 HELD = ("VERIFY", "REVISE", "BLOCK")
 WAITING_ON_LABELS = (
-    "No write of the audited runs' source files is labelled in the real-write benchmark "
-    "(tauguard/benchmark/real_writes/, issue 22): false-hold rates appear here once they are."
+    "No labelled write matched: no write of the audited runs' simulations is labelled in the real-write "
+    "benchmark given (matched by simulation id, message and call, as `tauguard audit` matches them), so "
+    "false holds cannot be measured; give --labels files that label these simulations' writes."
 )
 
 
@@ -272,61 +273,41 @@ def wilson(count: int, total: int, confidence: float = 0.95) -> Rate:
     return Rate(count=count, total=total, rate=count / total, low=float(ci.low), high=float(ci.high))
 
 
-def _canonical(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, default=str)
-
-
-def _source_of(run: Run) -> tuple[str | None, dict[tuple[str, int], int]]:
-    """The stem of the run's source file and each record's position in it (imported runs only)."""
-    path = (run.manifest.provenance or {}).get("path")
-    stem = Path(path).name.split(".json")[0] if path else None
-    index = {}
-    for r in _records(run, conversations=True):
-        placed = (r.simulation or {}).get("placement") or {}
-        if "source_index" in placed:
-            index[(r.task_id, r.trial)] = int(placed["source_index"])
-    return stem, index
-
-
 def false_holds(audits: Sequence[dict[str, Any]], runs: Sequence[Run], labels: Sequence[Any], confidence: float = 0.95) -> FalseHoldSection:
-    """False holds and catches of every audited strategy on the labelled writes of its run's file.
+    """False holds and catches of every audited strategy on the labelled writes of its run.
 
     ``labels`` are :class:`tauguard.benchmark.real_writes.LabelledWrite` (only labelled ones count).
-    A write is matched by (file, simulation position, message index, tool, arguments).
+    A write is matched by content, as ``tauguard audit`` matches it
+    (:func:`tauguard.benchmark.audit.index_labels`: the simulation's id, the message index, the
+    call's position and tool), whatever the run's or the labels' file is called.
     """
+    from tauguard.benchmark.audit import index_labels
+
     by_id = {r.manifest.run_id: r for r in runs}
     section = FalseHoldSection(confidence=confidence)
+    labelled = [w for w in labels if w.label is not None]
     for audit in audits:
         run = by_id.get(audit["run_id"])
         if run is None:
             raise AuditInputError(f"the audit of run {audit['run_id']!r} needs that run among the report's runs")
-        stem, position = _source_of(run)
-        mine = {
-            (w.source.sim_index, w.write.message_index, w.write.name, _canonical(w.write.arguments)): w
-            for w in labels if w.label is not None and stem is not None and w.source.file.split(".json")[0] == stem
-        }
-        section.labelled += len(mine)
-        if not mine:
+        index, stray = index_labels(_records(run, conversations=True), labelled)
+        section.labelled += len(index) + stray  # labels naming a simulation of the run
+        section.matched += len(index)
+        if not index:
             continue
-        passed_of = {w.source.sim_index: (w.reward or 0.0) >= 1.0 - 1e-6 for w in mine.values()}
-        in_run = set(position.values())
-        counted = {k: w for k, w in mine.items() if k[0] in in_run}
-        section.matched += len(counted)
         for strat in audit["strategies"]:
-            held_keys: dict[tuple[int, int, str, str], str] = {}
+            held_keys: dict[tuple[str, int, int, str], str] = {}
             for w in strat.get("held_writes") or []:
-                sim = position.get((str(w["task_id"]), int(w["trial"])))
-                if sim is not None:
-                    held_keys[(sim, int(w["step"]), w["tool"], _canonical(w.get("arguments") or {}))] = w.get("rule_id") or "?"
+                key = (str(w["task_id"]), int(w["trial"]), int(w["step"]), str(w.get("call_id") or ""))
+                held_keys[key] = w.get("rule_id") or "?"
             counts: Counter[str] = Counter()
             by_rule: Counter[str] = Counter()
-            for key, labelled in counted.items():
-                passed = passed_of[key[0]]
-                bucket = {"complies": "c_pass" if passed else "c_fail", "violates": "v", "ambiguous": "a"}[labelled.label]
+            for key, (label, passed) in index.items():
+                bucket = {"complies": "c_pass" if passed else "c_fail", "violates": "v", "ambiguous": "a"}[label.label or "ambiguous"]
                 counts[bucket] += 1
                 if key in held_keys:
                     counts[bucket + "_held"] += 1
-                    if labelled.label == "complies":
+                    if label.label == "complies":
                         by_rule[held_keys[key]] += 1
             section.rows.append(FalseHoldRow(
                 run_id=run.manifest.run_id, strategy=strat["strategy"],

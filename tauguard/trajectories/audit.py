@@ -151,7 +151,10 @@ class StrategyAudit(BaseModel):
     failed_with_off_gold: int = 0  # failed simulations with at least one off-gold write
     rescued: int = 0  # of which the first off-gold write is held
     rescue_potential: float | None = None
-    over_blocking: bool = False  # false-block proxy above 5 %
+    # Holds more than 5 % of complying writes: by the labels when the run has labelled complying
+    # writes (the measure), else by the false-block proxy (gold-matching writes in passed simulations).
+    over_blocking: bool = False
+    over_blocking_basis: Literal["labels", "proxy"] = "proxy"
     per_rule: dict[str, dict[str, int]] = Field(default_factory=dict)  # rule id -> write class -> holds
     guard_usage: GuardUsage = Field(default_factory=GuardUsage)  # every LLM call of the strategy's hooks
     guard_usage_per_write: UsagePerWrite | None = None  # guard_usage / writes (None without writes)
@@ -192,6 +195,7 @@ class AuditReport(BaseModel):
     strategies: list[StrategyAudit]
     seconds: float = 0.0
     guard_llm: str | None = None  # the model the LLM backends asked (--guard-llm)
+    labels_checked: bool = True  # False with --no-labels: no benchmark was asked
     guard_api_base: str | None = None  # its server (--api-base), userinfo masked
     scripted_answers: int = 0  # answers from the scripted loopback server: plumbing, not a model's
 
@@ -485,13 +489,13 @@ def audit_run(
         follow_reads=follow_reads,
         replay=replay_stats,
         strategies=[
-            summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name], merged.usage[name]).model_copy(
-                update={"labels": label_audit(name, audited[name], index, stray, follow_reads, GUARD_ERROR_RULE)}
-            )
+            with_labels(summarize_strategy(name, options, audited[name], records, follow_reads, seconds[name], merged.usage[name]),
+                        label_audit(name, audited[name], index, stray, follow_reads, GUARD_ERROR_RULE))
             for name in strategies
         ],
         seconds=time.perf_counter() - started,
         guard_llm=guard.model if guard else None,
+        labels_checked=labels is None or len(labels) > 0,
         guard_api_base=mask_userinfo(str(guard.args["api_base"])) if guard and guard.args.get("api_base") else None,
         scripted_answers=merged.scripted,
     )
@@ -508,6 +512,16 @@ def _count_replay(stats: ReplayStats, rec: TrialRecord, tool_calls: int, mismatc
     stats.benign += sum(m.benign for m in mismatches)
     stats.unfaithful_simulations += int(any(not m.benign for m in mismatches))
     stats.details.extend({"task_id": rec.task_id, "trial": rec.trial, **m.model_dump()} for m in mismatches)
+
+
+def with_labels(audit: StrategyAudit, labels: LabelAudit | None) -> StrategyAudit:
+    """The strategy's audit with its label audit; over-blocking is then judged by the labels
+    (false holds on complying writes) wherever complying writes are labelled, not by the proxy."""
+    update: dict[str, Any] = {"labels": labels}
+    if labels is not None and labels.false_holds.writes:
+        update["over_blocking"] = (labels.false_holds.rate or 0.0) > OVER_BLOCKING
+        update["over_blocking_basis"] = "labels"
+    return audit.model_copy(update=update)
 
 
 def summarize_strategy(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tabulate import tabulate
 
 from tauguard.benchmark.audit import rate_text
-from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats
+from tauguard.trajectories.audit import OVER_BLOCKING, AuditReport, ClassStats, StrategyAudit
+
+NO_LABELLED_WRITES = (
+    "labelled real-write benchmark: no write of this run is labelled (matched by simulation id, message and call), "
+    "so false holds and catches cannot be measured here: the proxies above are all this audit has; "
+    "give --labels FILE with labels for these simulations"
+)
 
 #: What an audit answered by the scripted loopback server says about its guard verdicts.
 PLUMBING = "loopback server: plumbing, not a measurement of any model"
@@ -25,6 +32,33 @@ def _rate(stats: ClassStats, after: bool = False) -> str:
     if held is None or rate is None:
         return f"-/{stats.writes}" if stats.writes == 0 else "-"
     return f"{held}/{stats.writes} ({rate:.1%})"
+
+
+def _over_blocking_lines(strategies: Sequence[StrategyAudit]) -> list[str]:
+    """One line per strategy that over-blocks (by the labels where complying writes are labelled,
+    else by the gold-plan proxy), or whose proxy alone would have said so."""
+    out: list[str] = []
+    for s in strategies:
+        if s.over_blocking and s.over_blocking_basis == "labels" and s.labels is not None:
+            rules = list(s.labels.false_holds_by_rule)
+            fh = s.labels.false_holds
+            out.append(
+                f"{s.strategy} holds {fh.held}/{fh.writes} labelled complying writes, more than {OVER_BLOCKING:.0%} "
+                f"(over-blocking on real behaviour); rules: {', '.join(rules)}"
+            )
+        elif s.over_blocking:
+            rules = [rule for rule, counts in s.per_rule.items() if counts.get("gold_passed")]
+            out.append(
+                f"{s.strategy} holds more than {OVER_BLOCKING:.0%} of gold-matching writes in passed simulations "
+                f"(over-blocking by the gold-plan proxy: no labelled complying write in this run); rules: {', '.join(rules)}"
+            )
+        elif s.over_blocking_basis == "labels" and s.labels is not None and (s.false_block_proxy or 0.0) > OVER_BLOCKING:
+            fh = s.labels.false_holds
+            out.append(
+                f"{s.strategy}: not over-blocking by the labels ({fh.held}/{fh.writes} labelled complying writes held); the "
+                f"false-block proxy's {s.false_block_proxy:.1%} counts gold-matching writes labelled violating or unlabelled"
+            )
+    return out
 
 
 def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
@@ -77,15 +111,12 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
         rows.append(row)
     lines.append("hold = VERIFY, REVISE or BLOCK; each write is gated on exactly its recorded prefix")
     lines.append(tabulate(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
-    for s in r.strategies:
-        if s.over_blocking:
-            rules = [rule for rule, counts in s.per_rule.items() if counts.get("gold_passed")]
-            lines.append(
-                f"{s.strategy} holds more than {OVER_BLOCKING:.0%} of gold-matching writes in passed simulations "
-                f"(over-blocking on real behaviour); rules: {', '.join(rules)}"
-            )
+    lines.extend(_over_blocking_lines(r.strategies))
     lines.extend(_usage_lines(r, tablefmt))
     labelled = [s for s in r.strategies if s.labels is not None]
+    if not labelled and r.labels_checked:
+        lines.append("")
+        lines.append(NO_LABELLED_WRITES)
     if labelled:
         lines.append("")
         first = labelled[0].labels
