@@ -125,12 +125,6 @@ def compare(
             typer.echo(json.dumps(data, indent=2))
     elif fmt == CompareFormat.csv:
         typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
-    elif fmt == CompareFormat.table:
-        from tauguard.analysis.legend import legend_lines
-        from tauguard.tables import fit_text
-
-        text = render_compare_text(report, fmt.value, tasks=tasks)
-        typer.echo(fit_text("\n".join([text.rstrip("\n"), "", *legend_lines(["pass^", "pv^", "ASR@"], ["Δ, CI, p"])])))
     else:
         from tauguard.analysis.axes_render import render_axes_comparisons
 
@@ -143,6 +137,11 @@ def compare(
                 body = f"{note}\n\n{head}\n{sep}{rest}"
             else:
                 body = f"{head}\n\n{body}"
+        if fmt == CompareFormat.table:
+            from tauguard.analysis.legend import legend_lines
+            from tauguard.tables import fit_text
+
+            body = fit_text("\n".join([body.rstrip("\n"), "", *legend_lines(["pass^", "pv^", "ASR@"], ["Δ, CI, p"])]))
         typer.echo(body)
 
 
