@@ -133,8 +133,11 @@ _PROFILE = {"user_id": "u1", "membership": "gold", "payment_methods": {
     ("I will charge $100 from gift_card_1, and the remaining $116 from your Visa ending in 4321. OK?", [("credit_card_2", 216)], True),
     # the split as agreed; a share the statement gives another amount
     ("I will book it: $100 on gift_card_1 and $116 on credit_card_2. Do you confirm?", [("gift_card_1", 100), ("credit_card_2", 116)], False),
-    ("I will book it: $100 on gift_card_1 and $116 on credit_card_2. Do you confirm?", [("gift_card_1", 116), ("credit_card_2", 100)], True),
-    ("I will book it: $100 on gift_card_1. Do you confirm?", [("gift_card_1", 216)], True),
+    # whether each share of a split call was said is the dialogue judge's, not this check's
+    ("I will book it: $100 on gift_card_1 and $116 on credit_card_2. Do you confirm?", [("gift_card_1", 116), ("credit_card_2", 100)], False),
+    # balances are not shares ("gift_card_1 with $300", "$300 balance")
+    ("Payment: your gift cards (gift_card_1 with $300 and credit_card_2 with $50 limit) for $216. OK?", [("gift_card_1", 216)], False),
+    ("Payment: gift card (gift_card_1, $300 balance) first, then Visa (credit_card_2) for the remaining $116. OK?", [("gift_card_1", 100), ("credit_card_2", 116)], False),
     # one method with its amount; the other only mentioned (no share): not a split
     ("I will book it for $216 on credit_card_2 (your gift_card_1 has $300 left). Do you confirm?", [("credit_card_2", 216)], False),
 ])

@@ -15,7 +15,7 @@ from tauguard_strategies.action_guard.checks.base import (
     violated,
 )
 from tauguard_strategies.action_guard.dialogue import find_confirmation, payment_named
-from tauguard.dialogue.statement import facts_of, payment_ids
+from tauguard.dialogue.statement import facts_of
 
 _PRICE = re.compile(r"(\$\s?\d|\d+(?:\.\d+)?\s?(?:usd|dollars?)\b|\b(?:price|cost|costs|charge|charged|fee)\b)", re.IGNORECASE)
 
@@ -55,7 +55,7 @@ _ZERO_SHARE = re.compile(r"\$\s*0(?:\.0+)?(?![\d.,])")
 
 _CLAUSE = re.compile(r"[;\n()]|(?<=[.!?])\s+|,\s+(?:and\s+)?|\s+and\s+")
 # a clause telling what a method holds ("gift_card_1 has $300 left"), not what it pays
-_BALANCE = re.compile(r"\b(?:balance|left|available|remains on)\b", re.IGNORECASE)
+_BALANCE = re.compile(r"\b(?:balance|left|available|remains on)\b|\bwith\s+(?:a\s+)?\$", re.IGNORECASE)
 _DOLLARS = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 
 
@@ -81,32 +81,30 @@ def payment_named_check(ctx: CheckContext) -> CheckResult:
 
 @check("dialogue.agreed_payment")
 def agreed_payment(ctx: CheckContext) -> CheckResult:
-    """The write pays with the methods the statement the user agreed to names, and their shares.
+    """A write paid from a list of methods (a booking) charges every method of the split the
+    statement the user agreed to gives a dollar share.
 
     The statement in force (the one the user's yes answered, per the dialogue judge) is what
-    the user agreed to: a split over several of the user's methods ("$300 on the Visa, the rest
-    on the gift card") charged in full to one of them is another payment, and so is a share of
-    a split the statement gives another amount. Without a confirmation in force the
-    confirmation item judges the write; a write naming no payment method passes.
+    the user agreed to: a split over several of the user's methods ("$100 on the gift card, the
+    rest on the Visa") charged in full to one of them is another payment. Whether each share
+    of a split call was said is the dialogue judge's (an unsaid share leaves the write
+    unconfirmed). Without a confirmation in force the confirmation item judges the write; a
+    write with one payment argument (a change, bags: the policy asks for a single method)
+    passes.
     """
-    methods = payment_ids(ctx.call)
+    listed = [m for m in ctx.arg("payment_methods") or [] if isinstance(m, dict)]
+    methods = [str(m.get("payment_id")) for m in listed if m.get("payment_id")]
     if not methods:
-        return met("the write names no payment method")
+        return met("the write charges no list of payment methods")
     found = find_confirmation(ctx.evidence, ctx.call, ctx.judge, ctx.domain)
     if found is None:
         return met("no confirmation in force (the confirmation item judges the write)")
     text = "\n".join(line for line in found.statement.text.splitlines() if not _ZERO_SHARE.search(line))
     facts = facts_of(ctx.evidence.view)
-    shares = {m: _stated_shares(text, m, facts.method_info.get(m) or {}) for m in {*facts.methods, *methods}}
-    named = sorted(m for m, amounts in shares.items() if amounts)
+    named = sorted(m for m in {*facts.methods, *methods} if _stated_shares(text, m, facts.method_info.get(m) or {}))
     if len(named) >= 2 and set(methods) < set(named):
         return violated(
             f"the statement the user agreed to splits the payment over {', '.join(named)}; the call charges only {', '.join(methods)}",
             stated=named, charged=methods,
         )
-    charged = [(m.get("payment_id"), m.get("amount")) for m in ctx.arg("payment_methods") or [] if isinstance(m, dict)]
-    other = [f"{pid} ${a:g} (agreed: {', '.join(f'${v:g}' for v in shares.get(str(pid), []))})" for pid, a in charged
-             if isinstance(a, (int, float)) and shares.get(str(pid)) and not any(abs(abs(float(a)) - v) < 0.005 for v in shares[str(pid)])]
-    if other:
-        return violated("the call charges another share than the statement the user agreed to: " + "; ".join(other))
     return met("the payment is the one the user agreed to")
