@@ -175,8 +175,9 @@ def test_the_workflow_holds_a_booking_whose_return_repeats_the_outbound_route() 
             {"flight_number": "HAT006", "origin": "LAS", "destination": "ATL", "status": "available"}])
     b.agent("Would you like travel insurance?").user("No thanks.")
     decision = _workflow(call, b.confirm(call.name, call.arguments).build())
-    assert decision.verdict == Verdict.VERIFY and decision.evidence["unmet"] == "book.check_limits", decision.reason
-    assert "last flight arrives at ATL, not LAS" in decision.reason
+    # the observed routes contradict the trip: the policy forbids it, so the guide refuses under the clause
+    assert decision.verdict == Verdict.BLOCK and decision.evidence["unmet"] == "book.check_limits", decision.reason
+    assert decision.rule_id == "airline.booking_route_asked" and "last flight arrives at ATL, not LAS" in decision.reason
 
 
 @pytest.mark.parametrize("res, statuses, say, held", [

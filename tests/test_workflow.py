@@ -106,7 +106,9 @@ def test_session_intercepts_until_the_authorization_node_is_reached_and_tracks_t
     assert second.verdict == Verdict.VERIFY and second.required_reads[0].tool == "get_order_details"
     assert second.required_reads[0].arguments == {"order_id": "#W1"} and "cancel.order.read_order" in second.remediation
     _feed(session, conv, *_read("get_order_details", {"order_id": "#W1"}))
-    assert session.before_write(CANCEL, conv).evidence["unmet"] == "cancel.confirm.user_yes"
+    # the reason is neither given by the user nor yet in a statement the user confirmed
+    third = session.before_write(CANCEL, conv)
+    assert third.evidence["unmet"] == "cancel.reason_allowed" and third.rule_id == "retail.cancel_reason_confirm"
     _feed(session, conv, ConversationEvent(kind="agent_message", content=texts.confirm_request(CANCEL.name, CANCEL.arguments)),
           ConversationEvent(kind="user_message", content=texts.USER_YES))
     assert session.before_write(CANCEL, conv).verdict == Verdict.ALLOW

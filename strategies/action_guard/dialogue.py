@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from tauguard_strategies.action_guard.evidence import Evidence, Turn
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue import DialogueJudge
-from tauguard.dialogue.statement import mentions_value
+from tauguard.dialogue.statement import facts_of, mentions_value
+from tauguard.dialogue.view import DialogueView
 
-__all__ = ["Confirmation", "find_confirmation", "mentions_value", "reason_stated", "user_turn_matching"]
+__all__ = ["Confirmation", "find_confirmation", "mentions_value", "payment_named", "reason_stated", "user_turn_matching"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,39 @@ def reason_stated(evidence: Evidence, judge: DialogueJudge, domain: str, covered
 def user_turn_matching(evidence: Evidence, pattern: re.Pattern[str]) -> Turn | None:
     """The first user turn matching ``pattern`` (a request, not a confirmation)."""
     return next((t for t in evidence.turns if t.role == "user" and pattern.search(t.text)), None)
+
+
+_PAYMENT_ARGUMENTS = ("payment_id", "payment_method_id")
+# "the original payment method", "the same card I used to book"
+_ORIGINAL_METHOD = re.compile(r"\b(?:original|same|existing)\s+(?:\w+\s+)?(?:payment|card|method|form of payment)\b", re.IGNORECASE)
+
+
+def payment_named(call: ToolCallView, view: DialogueView) -> bool:
+    """Whether the write's payment method came up in the dialogue before a user turn.
+
+    "The user needs to provide a single gift card or credit card": the user names it, or
+    answers an agent turn that named it: by id, by kind (:func:`mentions_value`), by the
+    last four digits the profile shows for it ("Visa ending in 7238"), or as "the original
+    payment method" when it paid the write's target (its payment history). A method the
+    agent picks without ever putting it to the user is not provided by the user. A write
+    without a payment argument needs none.
+    """
+    wanted = [v for k in _PAYMENT_ARGUMENTS if isinstance(v := call.arguments.get(k), str)]
+    if not wanted:
+        return True
+    facts = facts_of(view)
+    target = call.arguments.get("reservation_id") or call.arguments.get("order_id")
+    history = (facts.records.get(str(target)) or {}).get("payment_history") if target is not None else None
+    paid_target = {str(p.get("payment_id") or p.get("payment_method_id")) for p in history or [] if isinstance(p, dict)}
+    last_four = {str(m["last_four"]) for r in facts.records.values() for pid, m in (r.get("payment_methods") or {}).items()
+                 if pid in wanted and isinstance(m, dict) and m.get("last_four")} if len(wanted) == 1 else set()
+
+    def names(text: str) -> bool:
+        if all(mentions_value(text, v, facts.methods) for v in wanted):
+            return True
+        if any(re.search(r"(?<!\d)" + re.escape(d) + r"(?!\d)", text) for d in last_four):
+            return True
+        return set(wanted) <= paid_target and bool(_ORIGINAL_METHOD.search(text))
+
+    turns = view.turns
+    return any(names(t.text) for i, t in enumerate(turns) if t.role == "user" or any(u.role == "user" for u in turns[i + 1:]))

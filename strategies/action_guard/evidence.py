@@ -124,6 +124,16 @@ class Evidence:
             return None
         return self.entities.get((kind, entity_id))
 
+    def snapshots(self, kind: str, entity_id: Any) -> list[dict[str, Any]]:
+        """Every record of one entity the tool results showed, in order (a reservation before
+        and after the agent's own change), where :meth:`entity` merges them into the latest."""
+        out = []
+        for obs in self.observations:
+            for record in walk_dicts(obs.data):
+                if _entity_key(record) == (kind, entity_id):
+                    out.append(record)
+        return out
+
     def entities_of(self, kind: str) -> list[dict[str, Any]]:
         """All snapshots of one kind."""
         return [v for (k, _), v in self.entities.items() if k == kind]

@@ -60,6 +60,9 @@ class LedgerBase(BaseModel):
     reads_absorbed: int = 0
     # Read returns that could not be parsed into the schema (kept for audit, never guessed).
     unparsed_reads: list[str] = Field(default_factory=list)
+    # path -> the entity as observed before the agent's own write first changed it (a
+    # reservation's flights before a flight change): what qualified the write stays known
+    before_writes: dict[str, Any] = Field(default_factory=dict)
 
     # --- staleness -------------------------------------------------------------------
 

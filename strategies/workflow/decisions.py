@@ -20,7 +20,11 @@ from tauguard.dialogue import DialogueJudge
 
 
 def unmet(domain: str, node: Node, call: ToolCallView, conversation: Conversation, judge: DialogueJudge) -> tuple[ChecklistItem, ItemOutcome] | None:
-    """The first of the node's items the proposed ``call`` does not meet, with its outcome (None: all met)."""
+    """The node's item the proposed ``call`` does not meet, with its outcome (None: all met).
+
+    A violated item (the evidence contradicts it: the policy forbids the write) comes before
+    a missing one (a fact still to read or ask), so the guide refuses what no read can mend.
+    """
     checklist = domain_checklists(domain).get(call.name)
     if checklist is None:
         return None
@@ -28,10 +32,13 @@ def unmet(domain: str, node: Node, call: ToolCallView, conversation: Conversatio
     if not items:
         return None
     evidence = Evidence.from_conversation(conversation)
+    first: tuple[ChecklistItem, ItemOutcome] | None = None
     for item in items:
         assert item.check is not None
         ctx = CheckContext(domain=domain, call=call, checklist=checklist, evidence=evidence, params=item.params, judge=judge)
         outcome = CHECKS.get(item.check)(ctx)
-        if outcome.status != "met":
-            return item, outcome
-    return None
+        if outcome.status == "violated":
+            return item, outcome  # what the policy forbids outranks a fact still to read
+        if outcome.status != "met" and first is None:
+            first = item, outcome
+    return first

@@ -297,7 +297,9 @@ def check_contract(graph: FlatGraph) -> None:
         if node.match is not None and node.tool is not None:
             check_entity_read(domain, node.match.write, node.tool, f"workflow node {nid}", read_argument=node.match.read)
         if node.checks:
-            check_decision(domain, tools, node)
+            # a decision of a subflow several requests inline (the line look-up) names the items
+            # of each of their writes; at run time only the proposed write's items apply
+            check_decision(domain, all_tools, node)
     for nid, node in graph.nodes.items():
         if node.type != "tool_authorization" or node.tool is None:
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tauguard_strategies.action_guard.outcome import ItemOutcome
+from tauguard_strategies.action_guard.schema import ChecklistItem
 from tauguard_strategies.workflow.decisions import unmet
 from tauguard_strategies.workflow.graph import FlatGraph, Node, load
 from tauguard_strategies.workflow.options import WorkflowOptions
@@ -56,7 +57,8 @@ class WorkflowSession(GuardSession):
         self.verifier_failed = False
         self._details: dict[str, Any] = {}
         self._conversation = Conversation()
-        self._decided: dict[str, ItemOutcome] = {}  # decision node -> its unmet item's outcome (last write gated)
+        # decision node -> its unmet item and that item's outcome (last write gated)
+        self._decided: dict[str, tuple[ChecklistItem, ItemOutcome]] = {}
 
     # -- node satisfaction ----------------------------------------------------------------
 
@@ -73,7 +75,7 @@ class WorkflowSession(GuardSession):
         if node.type == "decision" and node.checks and call is not None:
             found = unmet(self.graph.domain, node, call, self._conversation, self.tracker.judge)
             if found is not None:
-                self._decided[node.id] = found[1]
+                self._decided[node.id] = found
             return found is None
         return True  # decisions without checks (or without a proposed write), structure and unjudged steps are advisory
 
@@ -234,15 +236,24 @@ class WorkflowSession(GuardSession):
                 args = {gap.match.read: call.arguments[gap.match.write]}
             reads.append(ReadRequest(tool=gap.tool, arguments=args, why=gap.satisfied))
         detail = f"{call.name} is authorized at {auth}, not reached: {gap.id} is unmet"
+        verdict, rule_id, remediation = Verdict.VERIFY, gap.clauses[0], f"Next required step: {_describe(gap)}"
         decided = self._decided.get(gap.id) if gap.type == "decision" else None
         if decided is not None:  # the decision's check says what is missing or contradicts it
-            detail += f" ({decided.detail})"
-            reads += decided.required_reads
+            item, outcome = decided
+            detail += f" ({outcome.detail})"
+            reads += outcome.required_reads
+            rule_id = item.clauses[0]
+            if outcome.status == "violated":
+                # the policy forbids the write as proposed: the item's own verdict (BLOCK or
+                # REVISE) under its clause, not a step the agent could still take
+                verdict = item.on_violation
+                remediation = item.remediation or remediation
         finding = RuleFinding(
-            rule_id=gap.clauses[0],
-            verdict=Verdict.VERIFY,
+            rule_id=rule_id,
+            verdict=verdict,
             detail=detail,
-            remediation=f"Next required step: {_describe(gap)}",
+            remediation=remediation,
             required_reads=reads,
+            revised_arguments=decided[1].revised_arguments if decided is not None and verdict == Verdict.REVISE else None,
         )
         return combine([finding], evidence={"node": auth, "unmet": gap.id, "state": state.compact()})

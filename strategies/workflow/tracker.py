@@ -10,6 +10,7 @@ verifier judges the dialogue nodes instead (:mod:`.verifier`).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -19,48 +20,22 @@ from tauguard_strategies.workflow.graph import FlatGraph, Node
 from tauguard.strategy_api.conversation import Conversation, ConversationEvent, ToolCallView
 from tauguard.dialogue import NEUTRAL, DialogueJudge, view_of
 from tauguard.dialogue.polarity import is_short_answer
-from tauguard.dialogue.statement import facts_of, mentions_value
+from tauguard_strategies.action_guard.dialogue import payment_named
 
 TRANSFER_TOOL = "transfer_to_human_agents"
 _DEVICE_REPORT = re.compile(r"\bI did (\w+)")
 _REFUSAL = re.compile(r"\bI(?:'m| am) sorry, but I cannot perform (\w+)")
 
 
-_PAYMENT_ARGUMENTS = ("payment_id", "payment_method_id")
-# "the original payment method", "the same card I used to book"
-_ORIGINAL_METHOD = re.compile(r"\b(?:original|same|existing)\s+(?:\w+\s+)?(?:payment|card|method|form of payment)\b", re.IGNORECASE)
-
-
-def payment_named(call: ToolCallView, conversation: Conversation) -> bool:
-    """Whether the write's payment method came up in the dialogue before a user turn.
-
-    "The user needs to provide a single gift card or credit card": the user names it, or
-    answers an agent turn that named it: by id, by kind (:func:`mentions_value`), by the
-    last four digits the profile shows for it ("Visa ending in 7238"), or as "the original
-    payment method" when it paid the write's target (its payment history). A method the
-    agent picks without ever putting it to the user is not provided by the user. A write
-    without a payment argument needs none.
-    """
-    wanted = [v for k in _PAYMENT_ARGUMENTS if isinstance(v := call.arguments.get(k), str)]
-    if not wanted:
-        return True
-    view = view_of(conversation)
-    facts = facts_of(view)
-    target = call.arguments.get("reservation_id") or call.arguments.get("order_id")
-    history = (facts.records.get(str(target)) or {}).get("payment_history") if target is not None else None
-    paid_target = {str(p.get("payment_id") or p.get("payment_method_id")) for p in history or [] if isinstance(p, dict)}
-    last_four = {str(m["last_four"]) for r in facts.records.values() for pid, m in (r.get("payment_methods") or {}).items()
-                 if pid in wanted and isinstance(m, dict) and m.get("last_four")} if len(wanted) == 1 else set()
-
-    def names(text: str) -> bool:
-        if all(mentions_value(text, v, facts.methods) for v in wanted):
-            return True
-        if any(re.search(r"(?<!\d)" + re.escape(d) + r"(?!\d)", text) for d in last_four):
-            return True
-        return set(wanted) <= paid_target and bool(_ORIGINAL_METHOD.search(text))
-
-    turns = view.turns
-    return any(names(t.text) for i, t in enumerate(turns) if t.role == "user" or any(u.role == "user" for u in turns[i + 1:]))
+def _ids_of(content: str | None) -> list[tuple[str, str]]:
+    """The top-level ``*_id`` fields of a write's JSON result (what it created or changed)."""
+    try:
+        data = json.loads(content or "")
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [(k, v) for k, v in data.items() if k.endswith("_id") and isinstance(v, str) and v]
 
 
 class RequestRecord(BaseModel):
@@ -80,6 +55,9 @@ class WorkflowState(BaseModel):
     reads: list[ToolCallView] = Field(default_factory=list)  # executed agent reads
     writes: list[tuple[int, ToolCallView]] = Field(default_factory=list)  # executed agent writes (event index)
     device_reports: list[tuple[int, str]] = Field(default_factory=list)  # (event index, device tool)
+    # (key, id) of the entities the agent's own writes returned (a booking's reservation id):
+    # a write's result shows what it created as a read would
+    created: list[tuple[str, str]] = Field(default_factory=list)
     llm_satisfied: list[str] = Field(default_factory=list)  # dialogue nodes the LLM verifier judged met
     seen: int = 0  # events processed
 
@@ -132,6 +110,7 @@ class Tracker:
                     r.status = "refused"
             elif kind == "WRITE":
                 state.writes.append((index, call))
+                state.created += _ids_of(event.content)
                 self._close(call.name, "done")
             else:
                 state.reads.append(call)
@@ -166,6 +145,9 @@ class Tracker:
                 return True
             if read.arguments.get(node.match.read) == call.arguments[node.match.write]:
                 return True
+        if node.match is not None and call is not None and node.match.write in call.arguments:
+            # the target is what one of the agent's own writes returned (it booked it)
+            return (node.match.read, str(call.arguments[node.match.write])) in self.state.created
         return False
 
     def dialogue_satisfies(self, node: Node, call: ToolCallView | None, conversation: Conversation) -> bool:
@@ -180,7 +162,7 @@ class Tracker:
         if node.judge == "device_report":
             return any(tool in node.tools for _, tool in self.state.device_reports)
         if node.judge == "payment":
-            return call is None or payment_named(call, conversation)
+            return call is None or payment_named(call, view_of(conversation))
         if node.judge in ("request", "reason"):
             # the user stated something beyond a short answer (the request, the reason)
             return any(

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tauguard.runs.left_out import left_out_of
 from tauguard.gc_pause import gc_paused
 from tauguard.analysis.compare_model import (
     Alignment,
@@ -855,6 +856,7 @@ def compare_runs(
         subset=subset,
         domain=domain,
         comparisons=comparisons,
+        left_out={r.manifest.run_id: lo for r in runs if (lo := left_out_of(r.manifest)) is not None},
     )
 
 

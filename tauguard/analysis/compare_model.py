@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tauguard.runs.left_out import LeftOut
 from tauguard.errors import TauguardInputError
 from tauguard.analysis.metrics import MetricDef, Subset, TaskOutcome
 from tauguard.analysis.pairing import PairingDifference
@@ -248,3 +249,5 @@ class CompareReport(BaseModel):
     subset: Subset
     domain: str | None
     comparisons: list[Comparison]
+    # imported runs: run id -> what the import left out of the file (tauguard.runs.left_out)
+    left_out: dict[str, LeftOut] = Field(default_factory=dict)

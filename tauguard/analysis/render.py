@@ -179,6 +179,8 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
 def render_compare_text(report: CompareReport, fmt: TextFormat = "table", tasks: bool = False) -> str:
     """The compare report as a plain-text table or markdown."""
     lines = _simulation_line(report.simulation_note, fmt)
+    for run_id, left in report.left_out.items():
+        lines.append(("> " if fmt == "markdown" else "") + f"{run_id}: {left.line()}")
     for comp in report.comparisons:
         lines += _comparison_text(comp, fmt, tasks)
     lines.append(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from tauguard.analysis.attack_report import AttackReport, AttackTrial, attack_report_trials
 from tauguard.analysis.metrics import RunMetrics, run_is_simulated, summarize_outcomes
 from tauguard.analysis.task_table import run_task_outcomes
+from tauguard.runs.left_out import LeftOut, left_out_of
 from tauguard.runs.outcome_index import RecordTally, UnitOutcome, parse_tally, read_tally_lines, record_tally, scan_records
 from tauguard.runs.store import Run, RunLoadError, records_size
 
@@ -87,6 +88,7 @@ class RunSummary(BaseModel):
     attacks: AttackReport | None = None  # adversarial-user breakdowns (`run --attack`)
     source: str = "run"  # "imported": conversations recorded elsewhere (`tauguard import`)
     source_note: str | None = None
+    left_out: LeftOut | None = None  # an imported run: the file's simulations the import left out
 
 
 def iter_tallies(run: Run) -> Iterator[tuple[UnitOutcome, RecordTally]]:
@@ -175,5 +177,5 @@ def summarize(run: Run, tallies: Iterable[tuple[UnitOutcome, RecordTally]] | Non
         guard_calls_per_task=guard_calls / n if n else None, guard_cost_per_task=guard_cost / n if n else None,
         faults=faults, costs=[RoleCost(role=r, **v) for r, v in role_totals.items()], infra_errors=errors,
         attacks=attack_report_trials(evaluated, m.run_id, m.strategy),
-        source=m.source, source_note=m.note if m.source == "imported" else None,
+        source=m.source, source_note=m.note if m.source == "imported" else None, left_out=left_out_of(m),
     )

@@ -54,6 +54,8 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
         lines.append(("> **" + SIM_NOTE + "**") if fmt == "markdown" else "*** " + SIM_NOTE + " ***")
     if s.source_note:
         lines.append(("> " + s.source_note) if fmt == "markdown" else s.source_note)
+    if s.left_out is not None:
+        lines.append(("> " + s.left_out.line()) if fmt == "markdown" else s.left_out.line())
     lines.append(
         f"run {s.run_id} [{s.status}]  strategy={s.strategy}  domains={','.join(s.domains)}/{s.split}  "
         f"agent={s.agent_llm} user={s.user_llm}" + (f" guard={s.guard_llm}" if s.guard_llm else "")
@@ -99,6 +101,8 @@ def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:
             )
     else:
         ks = "no evaluated trial yet"
+    if s.left_out is not None:
+        ks += f"; over {s.left_out.scope()}"
     lines.append(f"pass^k (tau2 estimator C(c,k)/C(n,k), mean over tasks), {ks}")
     lines.append(fit_table(rows, headers="keys", tablefmt=tablefmt, disable_numparse=True))
     if overall is not None and overall.process_traces:

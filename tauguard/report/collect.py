@@ -104,6 +104,7 @@ def _header(run: Run, summary: RunSummary, role: str) -> RunHeader:
         skipped_lines=run.skipped_lines,
         simulated=run_is_simulated(run),
         source=m.source,
+        left_out=summary.left_out.line() if summary.left_out is not None else None,
         partial=bool(reasons),
         partial_reason="; ".join(reasons) or None,
     )

@@ -44,6 +44,7 @@ class RunHeader(BaseModel):
     skipped_lines: int = 0
     simulated: bool
     source: str = "run"  # "imported": recorded τ² conversations of real agents
+    left_out: str | None = None  # an imported run: what the import left out of the file, in one line
     partial: bool
     partial_reason: str | None = None
 

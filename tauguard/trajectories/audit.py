@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, computed_field
 
+from tauguard.runs.left_out import LeftOut, left_out_of
 from tauguard.benchmark.audit import LabelAudit, index_labels, label_audit
 from tauguard.benchmark.real_writes import LabelledWrite, load_labels
 from tauguard.tau2_adapter import compat as t2
@@ -198,6 +199,7 @@ class AuditReport(BaseModel):
     labels_checked: bool = True  # False with --no-labels: no benchmark was asked
     guard_api_base: str | None = None  # its server (--api-base), userinfo masked
     scripted_answers: int = 0  # answers from the scripted loopback server: plumbing, not a model's
+    left_out: LeftOut | None = None  # an imported run: the file's simulations the import left out
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -475,6 +477,7 @@ def audit_run(
     class_counts = Counter(w.write_class for w in first_strategy)
     passed_n = sum(bool(r.success) for r in records)
     return AuditReport(
+        left_out=left_out_of(run.manifest),
         run_id=run.manifest.run_id,
         source=run.manifest.source,
         simulated=run.manifest.simulated or any(r.simulated for r in run.records),

@@ -28,6 +28,7 @@ from tauguard.runs.store import RecordWriter, write_manifest
 from tauguard.trajectories.labels import matches, recorded_fingerprint, task_fingerprint
 from tauguard.trajectories.placement import Placement, TaskText, place_simulations, placement_counts
 from tauguard.trajectories.load import ResultsFile
+from tauguard.runs.left_out import left_out_summary
 from tauguard.errors import TauguardInputError
 
 IMPORTED: Final = "imported"
@@ -424,6 +425,9 @@ def build_manifest(
         "file_tasks": dict(check.file_tasks),
         "task_definitions": dict(definitions or {}),
         "filled_fields": dict(Counter(f for r in records for f in (r.simulation or {}).get("filled", []))),
+        # how many of the file's simulations the run lacks, why, and their recorded rewards:
+        # every command reading the run says it (tauguard.runs.left_out)
+        "left_out": left_out_summary(results.simulations, [r.reward for r in records], check.excluded_simulations).model_dump(),
     }
     simulated = is_simulated(results)
     what = "of the built-in sim model (SIMULATION, not a real LLM)" if simulated else "of a real agent"

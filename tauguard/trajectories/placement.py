@@ -161,18 +161,30 @@ def _collisions(placements: list[Placement]) -> None:
                 continue
             seen.setdefault((p.task_id, p.trial), []).append(p)
     for (task_id, _), group in seen.items():
-        if len(group) > 1:
-            for p in group:
-                p.confidence = "ambiguous"
-                p.basis += f"; {len(group)} simulations point to task {task_id}, which holds one per trial"
-            _propose_distinct(group)
+        if len(group) < 2:
+            continue
+        decided = [p for p in group if p.confidence == "scenario"]
+        if len(decided) == 1:
+            # The evidence decides one of them; the others' task is only an undecided
+            # simulation's tie-break, which yields: it never demotes a decided placement.
+            keep = decided[0]
+            rest = [p for p in group if p is not keep]
+            for p in rest:
+                p.basis += f"; task {task_id} is held by #{keep.index}, which the scenario decides"
+            _propose_distinct(rest, taken={task_id})
+            continue
+        for p in group:
+            p.confidence = "ambiguous"
+            p.basis += f"; {len(group)} simulations point to task {task_id}, which holds one per trial"
+        _propose_distinct(group)
 
 
-def _propose_distinct(group: list[Placement]) -> None:
-    """Propose distinct tasks to colliding placements (best total scenario score); they stay ambiguous."""
+def _propose_distinct(group: list[Placement], taken: frozenset[str] | set[str] = frozenset()) -> None:
+    """Propose distinct tasks to colliding placements (best total scenario score), none of them
+    a task in ``taken``; they stay ambiguous."""
     from scipy.optimize import linear_sum_assignment
 
-    tasks = sorted({c for p in group for c in p.candidates})
+    tasks = sorted({c for p in group for c in p.candidates} - set(taken))
     if len(tasks) < len(group):
         return
     cost = [[-(p.scores.get(t, 0.0)) if t in p.candidates else 1e6 for t in tasks] for p in group]

@@ -73,6 +73,8 @@ def render_audit(report: AuditReport, fmt: str, writes: bool = False) -> str:
     else:
         origin = f"recorded conversations of agent {r.agent_llm} (user {r.user_llm})."
     lines = [("> **" + origin + "**") if md else origin]
+    if r.left_out is not None:
+        lines.append(("> " + r.left_out.line()) if md else r.left_out.line())
     if r.guard_llm:
         where = f" at {r.guard_api_base}" if r.guard_api_base else ""
         llm = f"guard LLM backends: {r.guard_llm}{where}" + (f" -- {PLUMBING.upper()}" if r.plumbing else "")

@@ -16,6 +16,7 @@ from tauguard_strategies.action_guard.checks.base import (
     read,
     violated,
 )
+from tauguard.strategy_api.guard import ReadRequest
 from tauguard_strategies.action_guard.dialogue import (
     reason_stated,
     user_turn_matching,
@@ -215,15 +216,27 @@ def _route_problem(legs: list[tuple[str, str]], origin: str, destination: str, t
     return None
 
 
+def _route_unknown(unknown: list[tuple[str, str]]) -> CheckResult:
+    # A route no tool result showed cannot be checked, so the rule is not met: a flight
+    # search on the flight's date shows it (its arguments are the agent's: the trip's legs).
+    return missing(
+        f"the route of flights {unknown} was not observed (no flight search or reservation showed them); search them on their dates",
+        ReadRequest(tool="search_direct_flight", why="a flight search shows each new flight's origin and destination"),
+        ReadRequest(tool="search_onestop_flight", why="a flight search shows each new flight's origin and destination"),
+        unknown=unknown,
+    )
+
+
 @check("airline.route_unchanged")
 def route_unchanged(ctx: CheckContext) -> CheckResult:
-    """New flights keep the reservation's origin, destination and trip type (when every leg's route is known)."""
+    """New flights keep the reservation's origin, destination and trip type; a leg whose route no result showed is missing."""
     rid, res = _reservation(ctx)
     if res is None:
         return _missing_reservation(rid)
-    legs = [_route(ctx, n) for n, _ in _pairs(ctx.arg("flights"))]
+    pairs = _pairs(ctx.arg("flights"))
+    legs = [_route(ctx, n) for n, _ in pairs]
     if any(leg is None for leg in legs):
-        return met("route of some new flight unknown (not checked)")
+        return _route_unknown([p for p, leg in zip(pairs, legs) if leg is None])
     problem = _route_problem([leg for leg in legs if leg], res.get("origin", ""), res.get("destination", ""), res.get("flight_type", ""))
     if problem:
         return violated(f"reservation {rid} ({res.get('flight_type')} {res.get('origin')}-{res.get('destination')}): {problem}")
@@ -232,10 +245,11 @@ def route_unchanged(ctx: CheckContext) -> CheckResult:
 
 @check("airline.booking_route")
 def booking_route(ctx: CheckContext) -> CheckResult:
-    """The booked flights go from origin to destination as the trip type says (when routes are known)."""
-    legs = [_route(ctx, n) for n, _ in _pairs(ctx.arg("flights"))]
+    """The booked flights go from origin to destination as the trip type says; an unobserved route is missing."""
+    pairs = _pairs(ctx.arg("flights"))
+    legs = [_route(ctx, n) for n, _ in pairs]
     if any(leg is None for leg in legs):
-        return met("route of some flight unknown (not checked)")
+        return _route_unknown([p for p, leg in zip(pairs, legs) if leg is None])
     problem = _route_problem([leg for leg in legs if leg], ctx.arg("origin") or "", ctx.arg("destination") or "", ctx.arg("flight_type") or "")
     return violated(problem) if problem else met()
 
@@ -256,7 +270,12 @@ def flights_searched(ctx: CheckContext) -> CheckResult:
     searched = ctx.evidence.searched_flights()
     unseen = [p for p in _pairs(ctx.arg("flights")) if p not in current and p not in searched]
     if unseen:
-        return missing(f"flights {unseen} were not found by a flight search", unseen=unseen)
+        return missing(
+            f"flights {unseen} were not found by a flight search",
+            ReadRequest(tool="search_direct_flight", why="a flight search on each new flight's date shows it"),
+            ReadRequest(tool="search_onestop_flight", why="a flight search on each new flight's date shows it"),
+            unseen=unseen,
+        )
     return met()
 
 
@@ -435,7 +454,7 @@ def compensation_reason(ctx: CheckContext) -> CheckResult:
         )
     disrupted, unknown = [], []
     for res in reservations:
-        for number, date in _pairs(res.get("flights")):
+        for number, date in _ever_pairs(ctx, res):
             status = ctx.evidence.flight_status.get((number, date))
             if status in ("cancelled", "delayed"):
                 disrupted.append(f"{number} on {date} ({res.get('reservation_id')}) is {status}")
@@ -452,11 +471,20 @@ def compensation_reason(ctx: CheckContext) -> CheckResult:
     return violated(f"no flight of the reservations of {uid} read ({read_ids}) is cancelled or delayed: nothing to compensate", reservations=read_ids)
 
 
+def _ever_pairs(ctx: CheckContext, res: dict[str, Any]) -> list[tuple[str, str]]:
+    """The reservation's segments now and in every earlier record a tool result showed: a
+    delayed flight the agent's own change removed still qualifies the compensation after it."""
+    pairs = dict.fromkeys(_pairs(res.get("flights")))
+    for record in ctx.evidence.snapshots("reservation", res.get("reservation_id")):
+        pairs.update(dict.fromkeys(_pairs(record.get("flights"))))
+    return list(pairs)
+
+
 def _disrupted_with(ctx: CheckContext, uid: str, status: str) -> list[dict[str, Any]]:
-    """The user's read reservations with a segment a tool result shows ``status``."""
+    """The user's read reservations with a segment (now or before a change) a tool result shows ``status``."""
     return [
         r for r in _user_reservations(ctx, uid)
-        if any(ctx.evidence.flight_status.get(p) == status for p in _pairs(r.get("flights")))
+        if any(ctx.evidence.flight_status.get(p) == status for p in _ever_pairs(ctx, r))
     ]
 
 

@@ -443,7 +443,12 @@ def _disrupted(ctx: GateContext, uid: str) -> tuple[list[tuple[Reservation, str]
             continue
         read_ids.append(rid)
         statuses = []
-        for seg in res.flights:
+        # the segments the agent's own change or cancellation removed count too: they were
+        # observed before it (the delayed flight a change replaced)
+        earlier = ctx.ledger.before_writes.get(f"reservations/{rid}")
+        removed = [seg for seg in (earlier.flights if isinstance(earlier, Reservation) else [])
+                   if (seg.flight_number, seg.date) not in {(s.flight_number, s.date) for s in res.flights}]
+        for seg in [*res.flights, *removed]:
             status = _segment_status(ctx, seg)
             if status.fresh:
                 statuses.append(status.value)

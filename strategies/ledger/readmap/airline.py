@@ -34,6 +34,11 @@ def _reservation(led: AirlineLedger, call: ToolCallView, data: Any) -> list[str]
     res = Reservation.model_validate(data)
     for seg in res.flights:
         _route(led, FlightRoute(flight_number=seg.flight_number, origin=seg.origin, destination=seg.destination))
+    earlier = led.reservations.get(res.reservation_id)
+    if call.name != "get_reservation_details" and earlier is not None:
+        # a write's returned record replaces the one the agent read: keep the first such read
+        # (a delay the change itself removed still qualifies the compensation after it)
+        led.before_writes.setdefault(f"reservations/{res.reservation_id}", earlier)
     return [store(led, "reservations", res.reservation_id, res)]
 
 
