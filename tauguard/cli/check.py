@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
+from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused_command
 
 
@@ -131,8 +132,9 @@ def check(
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:
             try:
-                with open(target, "a", encoding="utf-8") as fh:
-                    fh.write(render_gate_text(report, "markdown") + "\n")
+                _append_summary(target, render_gate_text(report, "markdown") + "\n")
+            except TauguardInputError as exc:
+                fail(f"cannot append to $GITHUB_STEP_SUMMARY ({target}): {exc.first_line()}")
             except OSError as exc:
                 fail(f"cannot append to $GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}")
         else:
@@ -144,3 +146,18 @@ def check(
         typer.echo(render_gate_text(report, fmt.value), nl=False)
     if not report.passed:
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _append_summary(target: str, text: str) -> None:
+    """Append ``text`` to a regular file (created when absent). Opened non-blocking and checked
+    before a byte is written: a FIFO would block the gate, a device swallow the summary."""
+    import stat
+
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TauguardInputError("not a regular file (a FIFO, a device or a socket); give a file")
+        os.set_blocking(fd, True)
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)

@@ -175,8 +175,15 @@ def _record_events(run: Run) -> Iterator[tuple[bool, list[_Event]]]:
         return
     decode = _events_decoder()
     from tauguard.runs.records import RECORDS
+    from tauguard.runs.run_files import MAX_RECORDS_BYTES, open_run_file
 
-    with open(Path(run.path) / RECORDS, "rb") as fh:
+    path = Path(run.path) / RECORDS
+    opened = open_run_file(path, MAX_RECORDS_BYTES)
+    if opened is None:
+        from tauguard.runs.store import RunLoadError
+
+        raise RunLoadError(f"cannot read {path}: it is gone")
+    with opened as fh:
         for start, end in run.spans:
             fh.seek(start)
             yield decode(fh.read(end - start))
@@ -254,8 +261,12 @@ class AuditInputError(TauguardInputError):
 def read_audit(path: Path) -> dict[str, Any]:
     """An audit report as ``tauguard audit --output`` writes it (a plain dict, checked for the keys used)."""
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        from tauguard.safe_read import read_regular_file  # a FIFO would block, /dev/zero never end
+
+        obj = json.loads(read_regular_file(path).decode("utf-8"))
+    except TauguardInputError as exc:  # safe_read.InputFileError: a FIFO, a device, a folder, too large
+        raise AuditInputError(f"--audit {exc.first_line()}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise AuditInputError(f"--audit {path}: not a readable audit report ({exc})") from None
     if not isinstance(obj, dict) or "run_id" not in obj or not isinstance(obj.get("strategies"), list):
         raise AuditInputError(f"--audit {path}: not an audit report (expected run_id and strategies; see tauguard audit --output)")
