@@ -108,6 +108,21 @@ def config_secrets(value: Any, under_headers: bool = False) -> list[str]:
     return [v for v in found if v and v != REDACTED]
 
 
+def credential_values(value: Any, under_credential: bool = False) -> list[str]:
+    """Every string under a credential key of a nested config (``{"api_key": "sk-..."}``), at
+    any depth: what a refused config still carried, to scrub from a traceback."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found.extend(credential_values(item, under_credential or is_credential_key(str(key))))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(credential_values(item, under_credential))
+    elif isinstance(value, str) and under_credential and value:
+        found.append(value)
+    return found
+
+
 def remember_config_secrets(value: Any) -> None:
     """Scrub the secrets of a config (see :func:`config_secrets`) from everything this process writes."""
     _REMEMBERED.update(v for v in config_secrets(value) if len(v) >= _MIN_SECRET_LEN)

@@ -186,7 +186,32 @@ def _record_events(run: Run) -> Iterator[tuple[bool, list[_Event]]]:
     with opened as fh:
         for start, end in run.spans:
             fh.seek(start)
-            yield decode(fh.read(end - start))
+            raw = fh.read(end - start)
+            try:
+                yield decode(raw)
+            except ValueError:  # msgspec's DecodeError and pydantic's ValidationError are ValueErrors
+                yield _parse_or_refuse(raw, path, start, end)
+
+
+def _parse_or_refuse(raw: bytes, path: Path, start: int, end: int) -> tuple[bool, list[_Event]]:
+    """A record line the fast decoder refused (e.g. a NaN latency, which JSON does not allow but
+    the record parser accepts), parsed in full; one line when it is no record at all (the file
+    was changed after its outcome index was written)."""
+    from pydantic import ValidationError
+
+    from tauguard.runs.records import TrialRecord
+    from tauguard.runs.run_files import RunLoadError
+
+    try:
+        rec = TrialRecord.model_validate_json(raw.decode("utf-8", errors="replace"), context={"conversation": False})
+    except (ValidationError, ValueError):
+        raise RunLoadError(
+            f"cannot read {path}: bytes {start}-{end} are not the record its outcome index names (the file was "
+            f"changed after it was written); remove {path.parent}/outcomes-v1.jsonl and tallies-v1.jsonl to rebuild them"
+        ) from None
+    return rec.error is not None, [
+        _Event(e.hook, None if e.verdict is None else e.verdict.value, e.latency_s, e.is_guard_error) for e in rec.guard_events
+    ]
 
 
 def _events_decoder() -> Any:
