@@ -68,7 +68,7 @@ class RunConfig(BaseModel):
     # A directory of stored completions (tauguard.response_cache); None: no cache.
     cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
-    max_cost: float | None = Field(default=None, gt=0, le=_B["--max-cost"].high, allow_inf_nan=False)
+    max_cost: float | None = Field(default=None, ge=_B["--max-cost"].low, le=_B["--max-cost"].high, allow_inf_nan=False)
     seed: int = Field(default=300, ge=0, le=_B["--seed (run)"].high)
     max_steps: int = Field(default=200, ge=1, le=_B["--max-steps"].high)
     max_errors: int = Field(default=10, ge=1, le=_B["max_errors (config)"].high)

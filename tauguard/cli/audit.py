@@ -20,6 +20,7 @@ from tauguard.cli.common import (
     ranged,
     show_progress,
     task_ids_option,
+    terminal_safe,
 )
 from tauguard.errors import TauguardInputError
 
@@ -135,7 +136,7 @@ def audit(
     if fmt == OutputFormat.json:
         typer.echo(report.model_dump_json(indent=2))
     else:
-        typer.echo(render_audit(report, fmt.value, writes=writes))
+        typer.echo(terminal_safe(render_audit(report, fmt.value, writes=writes)))
 
 
 def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate_limit: list[str], cache: str | None) -> "GuardModel | None":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
+from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged, terminal_safe
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused_command
 
@@ -117,12 +117,12 @@ def check(
         )
     except UnpairedRunsError as exc:
         for line in exc.warnings:
-            typer.echo(f"warning: {line}", err=True)
+            typer.echo(terminal_safe(f"warning: {line}"), err=True)
         fail(str(exc))
     except (GateInputError, RunLoadError, CompareError) as exc:
         fail(str(exc))
     for diff in report.pairing:
-        typer.echo(f"warning: {diff.warning(report.baseline.run_id, report.run.run_id)}", err=True)  # type: ignore[union-attr]
+        typer.echo(terminal_safe(f"warning: {diff.warning(report.baseline.run_id, report.run.run_id)}"), err=True)  # type: ignore[union-attr]
 
     if junit is not None:
         from tauguard.output_file import write_output
@@ -143,7 +143,7 @@ def check(
     if fmt == CheckFormat.json:
         typer.echo(render_gate_json(report))
     else:
-        typer.echo(render_gate_text(report, fmt.value), nl=False)
+        typer.echo(terminal_safe(render_gate_text(report, fmt.value)), nl=False)
     if not report.passed:
         raise typer.Exit(EXIT_CHECK_FAILED)
 
@@ -153,6 +153,12 @@ def _append_summary(target: str, text: str) -> None:
     before a byte is written: a FIFO would block the gate, a device swallow the summary."""
     import stat
 
+    try:  # named before the open: a FIFO without a reader fails the open with a cryptic ENXIO
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise TauguardInputError("not a regular file (a FIFO, a device or a socket); give a file")
     fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

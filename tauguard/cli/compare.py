@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import fail, note_live_runs, ranged
+from tauguard.cli.common import fail, note_live_runs, ranged, terminal_safe
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
@@ -89,13 +89,13 @@ def compare(
         # Table and markdown print them in the body; machine formats keep stdout clean.
         for comp in report.comparisons:
             for line in comp.pairing_warnings():
-                typer.echo(f"warning: {line}", err=True)
+                typer.echo(terminal_safe(f"warning: {line}"), err=True)
     if fmt == CompareFormat.json:
         typer.echo(render_compare_json(report, tasks=tasks))
     elif fmt == CompareFormat.csv:
-        typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
+        typer.echo(terminal_safe(render_compare_csv(report, tasks=tasks)), nl=False)
     else:
-        typer.echo(render_compare_text(report, fmt.value, tasks=tasks))
+        typer.echo(terminal_safe(render_compare_text(report, fmt.value, tasks=tasks)))
 
 
 def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
@@ -110,4 +110,4 @@ def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
     if fmt == CompareFormat.json:
         typer.echo(curve.model_dump_json(indent=2))
     else:
-        typer.echo(render_curve_text(curve, fmt.value))
+        typer.echo(terminal_safe(render_curve_text(curve, fmt.value)))
