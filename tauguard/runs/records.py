@@ -152,7 +152,8 @@ def record_line(record: TrialRecord, compress: bool = True, scrub: Callable[[str
     return f'{line[:-1]},"simulation":{conversation}}}'
 
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
+# "incomplete": every unit ran, some ended in an infrastructure error (a resume re-runs them).
+RunStatus = Literal["running", "completed", "incomplete", "interrupted", "failed"]
 
 
 class Manifest(BaseModel):
