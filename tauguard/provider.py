@@ -128,6 +128,12 @@ class RetryPolicy:
     max_retries: int = 5
     base_s: float = 1.0
     cap_s: float = 60.0
+    # A hung provider holds one completion at most ``timeout_s`` per attempt, and no retry starts
+    # once ``deadline_s`` have passed since the first: at most deadline_s + timeout_s (12 min)
+    # instead of litellm's 600 s x 6 attempts. A unit whose completion gives up ends as an
+    # infrastructure error (``--resume`` re-runs it). ``timeout`` in llm_args overrides the first.
+    timeout_s: float = 120.0
+    deadline_s: float = 600.0
     rng: random.Random = field(default_factory=random.Random)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
@@ -231,6 +237,9 @@ class ProviderState:
         estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4 if buckets and buckets[1] else 0.0
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
         kwargs["max_retries"] = 0
+        if kwargs.get("timeout") is None:  # after the cache key: the key does not change
+            kwargs["timeout"] = self.policy.timeout_s
+        first = time.monotonic()
         for attempt in range(max_retries + 1):
             _check_not_stopping()
             if buckets is not None:
@@ -249,10 +258,17 @@ class ProviderState:
                     raise ProviderUnavailable(
                         f"{model}: gave up after {max_retries} retries: {type(exc).__name__}: {exc}"
                     ) from exc
+                delay = self.policy.delay(attempt, retry_after_s(exc))
+                spent = time.monotonic() - first
+                if spent + delay > self.policy.deadline_s:
+                    raise ProviderUnavailable(
+                        f"{model}: gave up after {attempt} retries and {spent:.0f} s "
+                        f"(no retry starts past {self.policy.deadline_s:g} s): {type(exc).__name__}: {exc}"
+                    ) from exc
                 with self._lock:
                     self.retries += 1
                 book(role, retries=1)
-                self._wait(self.policy.delay(attempt, retry_after_s(exc)), role)
+                self._wait(delay, role)
                 continue
             if buckets is not None and buckets[1] is not None:
                 usage = getattr(response, "usage", None)
