@@ -34,7 +34,7 @@ from tauguard.runs.run_files import (
     MAX_MANIFEST_BYTES,
     MAX_RECORDS_BYTES,
     RunFileError,
-    RunLoadError,
+    RunLoadError as RunLoadError,  # re-exported: the class callers catch
     check_manifest_numbers,
     check_mode,
     check_regular_or_absent,
