@@ -69,7 +69,7 @@ def _command_line(argv: list[str]) -> tuple[str, list[str]]:
         value = inline if eq and option in _JSON_OPTIONS else arg
         try:
             parsed = json.loads(value) if value[:1] in "{[" else None
-        except (ValueError, RecursionError):
+        except (json.JSONDecodeError, RecursionError):
             parsed = None
         if isinstance(parsed, (dict, list)):
             secrets += credential_values(parsed) + config_secrets(parsed)
