@@ -32,6 +32,18 @@ class ConfigError(TauguardInputError):
     """A configuration value is invalid; the message is one line for the user."""
 
 
+def _check_headers(role: str, key: str, headers: Any) -> None:
+    """HTTP headers are names mapped to one line of text: anything else fails only later, inside
+    the provider's client, once per completion (the values are secrets: never quoted here)."""
+    if not isinstance(headers, dict):
+        raise ValueError(f"llm_args['{role}'].{key} must be a table/object of header names to text values")
+    for name, text in headers.items():
+        if not isinstance(text, str):
+            raise ValueError(f"llm_args['{role}'].{key}['{name}'] must be text, got {type(text).__name__} (its value is not shown)")
+        if "\r" in text or "\n" in text:
+            raise ValueError(f"llm_args['{role}'].{key}['{name}'] must be one line (its value is not shown)")
+
+
 class RunConfig(BaseModel):
     """Everything a run needs, resolved."""
 
@@ -150,6 +162,9 @@ class RunConfig(BaseModel):
                     f"llm_args['{role}'] sets '{secrets[0]}': API keys come only from the environment "
                     "(e.g. OPENAI_API_KEY), so they are never written to run files"
                 )
+            for key, headers in args.items():
+                if str(key).lower().replace("-", "_").endswith("headers"):
+                    _check_headers(role, str(key), headers)
         return value
 
     @field_validator("address")

@@ -457,6 +457,9 @@ RELIABILITY_CASES: list[tuple[str, list[str], str]] = [
     ("import-trial-huge", ["import", "{t}/r_trial_huge.json", "--out", "{t}/imp"], "outside [0, 999]"),
     ("import-trial-negative", ["import", "{t}/r_trial_neg.json", "--out", "{t}/imp"], "has trial -1, outside [0, 999]"),
     ("dialogue-llm-unknown-provider", ["dialogue", "eval", "--backend", "llm", "--guard-llm", "nosuchprov/x"], "unknown provider in the guard model 'nosuchprov/x'"),
+    ("run-llm-args-header-object", ["run", "--llm-args", '{"agent": {"extra_headers": {"X-Key": {"v": "s3cret-h"}}}}'], "extra_headers['X-Key'] must be text, got dict (its value is not shown)"),
+    ("run-llm-args-header-newline", ["run", "--llm-args", '{"agent": {"extra_headers": {"X-Key": "s3cret\\nX-Evil: 1"}}}'], "extra_headers['X-Key'] must be one line"),
+    ("run-llm-args-headers-text", ["run", "--llm-args", '{"agent": {"extra_headers": "s3cret-h"}}'], "extra_headers must be a table/object of header names"),
     ("dialogue-llm-api-key", ["dialogue", "eval", "--backend", "llm", "--guard-llm", "openai/x", "--llm-args", '{"api_key": "sk-X"}'], "--llm-args sets 'api_key'"),
 ]
 
