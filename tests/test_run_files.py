@@ -187,3 +187,32 @@ def test_compare_and_check_strip_terminal_escapes_from_model_names(tmp_path: Pat
         captured = capsys.readouterr()
         assert "evil" in captured.out + captured.err  # the name is shown ...
         assert "\x1b" not in captured.out + captured.err  # ... without its escapes
+
+
+def test_import_into_a_folder_it_cannot_write_is_one_line_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"info": {}, "simulations": [{
+        "id": "s0", "task_id": "0", "trial": 0, "termination_reason": "user_stop",
+        "reward_info": {"reward": 1.0}, "messages": [{"role": "assistant", "content": "Hello"}],
+    }]}))
+    (tmp_path / "ro").mkdir()
+    real_access = os.access
+    # root may write anywhere: a read-only folder is simulated by what os.access answers
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == tmp_path / "ro" and mode & os.W_OK else real_access(p, mode))
+    assert _main(["import", str(results), "--out", str(tmp_path / "ro")], monkeypatch) == 2
+    assert "is not writable" in capsys.readouterr().err
+    monkeypatch.setattr(os, "access", real_access)
+    # the folder passes the check but the write fails (a disk full, permissions changed): one
+    # line, and no half-written run is left
+    import tauguard.trajectories.importer as importer
+
+    def refuse(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(importer, "write_manifest", refuse)
+    assert _main(["import", str(results), "--domain", "airline", "--out", str(tmp_path / "out")], monkeypatch) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: cannot write the run") and "Permission denied" in err[-1]
+    assert not any((tmp_path / "out").iterdir()) if (tmp_path / "out").exists() else True
