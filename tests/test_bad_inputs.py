@@ -217,7 +217,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("run-cache-under-file", ["run", "--cache", "{t}/afile/cache"], "is not a folder"),
     ("run-cache-empty", ["run", "--cache", ""], "invalid value for 'cache'"),
     ("run-cache-db-folder", ["run", "--cache", "{t}/badcache"], "cache.db is not a readable and writable file"),
-    ("run-out-dev-null", ["run", "--out", "/dev/null"], "/dev/null is a file, not a folder"),
+    ("run-out-dev-null", ["run", "--out", "/dev/null"], "/dev/null is not a folder"),
     # run: values in a config file
     ("config-trials-zero", ["run", "--config", "{t}/c_trials0.toml"], "invalid value for 'trials' (0)"),
     ("config-trials-huge", ["run", "--config", "{t}/c_trials_huge.toml"], "less than or equal to 1000"),
