@@ -53,6 +53,14 @@ The 2026 battery (cases 82 on, issue 26) adds `fifo` / `fifo.toml` (named pipes)
 `corrupt.json.gz`, `truncated.json.gz`, `nosims.json`, `list.json` (`[]`), `badinfo.json`,
 `badfloors.toml` (an unknown metric), `empty.jsonl` and `badlabel.jsonl`; `/dev/zero` and
 `/dev/null` stand for devices. Every case runs under a 120 s timer: a hang fails it.
+The issue-38 battery (cases 353 on, `RELIABILITY_CASES`) adds run folders whose files are not
+regular files (`zerorun`: `simulations.jsonl` a symlink to `/dev/zero`; `fiforun`,
+`fifomanifest`, `fifolock`: a FIFO as the records, the manifest or `.lock`; `zeroindex`: the
+outcome index a symlink to `/dev/zero`), `hugetrials` (`"trials": 1e12` in the manifest),
+`casesdir` (a case folder holding a FIFO), `links/out.html` (a link to a file in another
+folder), `deep.toml` (arrays nested 50,000 deep) and `r_*.json` (one-simulation τ² results
+files with an object as message content, a lone surrogate, rewards 5, inf, NaN, -1 and
+`"1.0"`, trials `true`, 10^30 and -1).
 `OPENAI_API_KEY` is unset.
 
 Regenerate the table after changing a message: the test names the expected fragment of

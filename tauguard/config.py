@@ -32,6 +32,18 @@ class ConfigError(TauguardInputError):
     """A configuration value is invalid; the message is one line for the user."""
 
 
+def _check_headers(role: str, key: str, headers: Any) -> None:
+    """HTTP headers are names mapped to one line of text: anything else fails only later, inside
+    the provider's client, once per completion (the values are secrets: never quoted here)."""
+    if not isinstance(headers, dict):
+        raise ValueError(f"llm_args['{role}'].{key} must be a table/object of header names to text values")
+    for name, text in headers.items():
+        if not isinstance(text, str):
+            raise ValueError(f"llm_args['{role}'].{key}['{name}'] must be text, got {type(text).__name__} (its value is not shown)")
+        if "\r" in text or "\n" in text:
+            raise ValueError(f"llm_args['{role}'].{key}['{name}'] must be one line (its value is not shown)")
+
+
 class RunConfig(BaseModel):
     """Everything a run needs, resolved."""
 
@@ -68,7 +80,7 @@ class RunConfig(BaseModel):
     # A directory of stored completions (tauguard.response_cache); None: no cache.
     cache: str | None = None
     # No new simulation starts once the run's recorded cost (USD, all roles) reaches this.
-    max_cost: float | None = Field(default=None, gt=0, le=_B["--max-cost"].high, allow_inf_nan=False)
+    max_cost: float | None = Field(default=None, ge=_B["--max-cost"].low, le=_B["--max-cost"].high, allow_inf_nan=False)
     seed: int = Field(default=300, ge=0, le=_B["--seed (run)"].high)
     max_steps: int = Field(default=200, ge=1, le=_B["--max-steps"].high)
     max_errors: int = Field(default=10, ge=1, le=_B["max_errors (config)"].high)
@@ -150,6 +162,9 @@ class RunConfig(BaseModel):
                     f"llm_args['{role}'] sets '{secrets[0]}': API keys come only from the environment "
                     "(e.g. OPENAI_API_KEY), so they are never written to run files"
                 )
+            for key, headers in args.items():
+                if str(key).lower().replace("-", "_").endswith("headers"):
+                    _check_headers(role, str(key), headers)
         return value
 
     @field_validator("address")

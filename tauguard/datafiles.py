@@ -42,6 +42,8 @@ def read_toml(path: Source) -> dict[str, Any]:
         raise DataFileError(f"{source}: is a directory, not a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DataFileError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise DataFileError(f"{source}: invalid TOML: nested too deeply") from None
     except OSError as exc:
         raise DataFileError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # safe_read.InputFileError: a FIFO, a device, too large
@@ -89,11 +91,18 @@ def load_jsonl(files: Sequence[Path], model: type[M]) -> list[M]:
     out: list[M] = []
     for file in files:
         try:
-            text = file.read_text(encoding="utf-8")
+            # regular files only, size-limited: a FIFO would block, /dev/zero never end
+            from tauguard.safe_read import read_regular_file
+
+            text = read_regular_file(file).decode("utf-8")
+        except FileNotFoundError:
+            raise DataFileError(f"cannot read {file}: No such file or directory") from None
         except UnicodeDecodeError as exc:
             raise DataFileError(f"{file}: not UTF-8 text (byte {exc.start})") from None
         except OSError as exc:
             raise DataFileError(f"cannot read {file}: {exc.strerror or exc}") from None
+        except TauguardInputError as exc:  # safe_read.InputFileError: a FIFO, a device, too large
+            raise DataFileError(exc.first_line()) from None
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:

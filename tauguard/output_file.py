@@ -7,8 +7,13 @@ The rule, one for every command:
   parent folders);
 - a directory, a device (``/dev/null``), a FIFO or a socket is refused with one line: the
   write would destroy the node (a rename replaces it) or block on a reader;
-- a symlink is followed: what is written is its target, which must itself be a regular file or
-  not exist yet (the link stays a link); a link to anything else is refused like that thing.
+- a symlink is followed only within its own folder: what is written is its target, which must
+  itself be a regular file or not exist yet (the link stays a link); a link to anything else is
+  refused like that thing, and a link whose target lies in another folder is refused (a link
+  must never make a command silently replace a file elsewhere: write to the target itself);
+- a path inside a run folder (a folder holding ``manifest.json``) is refused: a run folder
+  holds the run's own files only, and replacing one (``report RUN -o RUN/simulations.jsonl``)
+  would destroy the run.
 
 The content is written to a temporary file in the target's folder, fsynced and renamed over
 the target, so a reader never sees half a file and a failed write leaves the old one. An
@@ -25,6 +30,11 @@ from pathlib import Path
 from typing import Iterator
 
 from tauguard.errors import TauguardInputError
+
+
+# The file that makes a folder a run folder (tauguard.runs.records.MANIFEST; not imported here so
+# this module stays free of pydantic models).
+RUN_MANIFEST = "manifest.json"
 
 
 class OutputPathError(TauguardInputError):
@@ -63,6 +73,17 @@ def output_target(path: str | os.PathLike[str], flag: str) -> Path:
             if not part.is_dir():
                 raise OutputPathError(f"{shown}: {part} is a file, not a folder")
             break
+    if target != given and os.path.realpath(given.parent) != os.path.realpath(target.parent):
+        raise OutputPathError(
+            f"{shown}: the link points outside its own folder; give the target path itself "
+            f"(a link never makes tauguard replace a file elsewhere)"
+        )
+    folder = Path(os.path.realpath(target.parent))
+    if (folder / RUN_MANIFEST).exists():
+        raise OutputPathError(
+            f"{shown}: {folder} is a run folder (it holds {RUN_MANIFEST}); a run folder holds the run's "
+            f"own files only: write elsewhere"
+        )
     return target
 
 

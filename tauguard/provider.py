@@ -7,8 +7,9 @@ not patched) and tauguard's own (:func:`tauguard.llm_call.complete`). It
 - answers from the ``--cache`` when it holds the same request (:mod:`.response_cache`);
 - waits for the model's rate limits (requests and tokens per minute), shared by every
   simulation of the process (a run with W worker processes gives each 1/W of the limit);
-- retries 429, 5xx, timeouts and connection errors with exponential backoff and jitter,
-  honouring the provider's ``Retry-After``; after the last retry it raises
+- retries 429, 5xx, timeouts and connection errors (the loop is tenacity's) with exponential
+  backoff and equal jitter, honouring the provider's ``Retry-After``, each attempt under a
+  timeout and no retry past a deadline; after the last retry it raises
   :class:`ProviderUnavailable`, which the unit records as an infrastructure error (never a
   task failure), so ``--resume`` runs it again.
 
@@ -128,6 +129,12 @@ class RetryPolicy:
     max_retries: int = 5
     base_s: float = 1.0
     cap_s: float = 60.0
+    # A hung provider holds one completion at most ``timeout_s`` per attempt, and no retry starts
+    # once ``deadline_s`` have passed since the first: at most deadline_s + timeout_s (12 min)
+    # instead of litellm's 600 s x 6 attempts. A unit whose completion gives up ends as an
+    # infrastructure error (``--resume`` re-runs it). ``timeout`` in llm_args overrides the first.
+    timeout_s: float = 120.0
+    deadline_s: float = 600.0
     rng: random.Random = field(default_factory=random.Random)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
@@ -231,7 +238,21 @@ class ProviderState:
         estimate = len(json.dumps(kwargs.get("messages"), default=str)) / 4 if buckets and buckets[1] else 0.0
         kwargs["num_retries"] = 0  # litellm's and the OpenAI client's own retries: backoff is ours
         kwargs["max_retries"] = 0
-        for attempt in range(max_retries + 1):
+        if kwargs.get("timeout") is None:  # after the cache key: the key does not change
+            kwargs["timeout"] = self.policy.timeout_s
+        return self._attempts(completion, role, model, buckets, estimate, max_retries, key, kwargs)
+
+    def _attempts(
+        self, completion: Callable[..., Any], role: str, model: str, buckets: tuple[TokenBucket, TokenBucket | None] | None,
+        estimate: float, max_retries: int, key: str | None, kwargs: dict[str, Any],
+    ) -> Any:
+        """The attempts of one completion, retried by tenacity: retryable errors only
+        (:func:`is_retryable`), waits from :meth:`RetryPolicy.delay` (``Retry-After`` or equal
+        jitter), slept through :meth:`_wait` (booked, ended by a stop), no more than
+        ``max_retries`` retries and none that would start past ``policy.deadline_s``."""
+        import tenacity
+
+        def attempt() -> Any:
             _check_not_stopping()
             if buckets is not None:
                 wait = buckets[0].reserve(1)
@@ -239,30 +260,51 @@ class ProviderState:
                     wait = max(wait, buckets[1].reserve(estimate))
                 self._wait(wait, role)
             try:
-                response = completion(**kwargs)
-            except Exception as exc:
+                return completion(**kwargs)
+            except Exception:
                 if buckets is not None and buckets[1] is not None:
                     buckets[1].adjust(-estimate)  # nothing was processed
-                if not is_retryable(exc) or max_retries == 0:
-                    raise
-                if attempt == max_retries:
-                    raise ProviderUnavailable(
-                        f"{model}: gave up after {max_retries} retries: {type(exc).__name__}: {exc}"
-                    ) from exc
-                with self._lock:
-                    self.retries += 1
-                book(role, retries=1)
-                self._wait(self.policy.delay(attempt, retry_after_s(exc)), role)
-                continue
-            if buckets is not None and buckets[1] is not None:
-                usage = getattr(response, "usage", None)
-                used = getattr(usage, "total_tokens", None) if usage is not None else None
-                if used is not None:
-                    buckets[1].adjust(float(used) - estimate)
-            if self.cache is not None and key is not None:
-                self.cache.put(key, response.model_dump(mode="json"))
-            return response
-        raise AssertionError("unreachable")
+                raise
+
+        def delay(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            return self.policy.delay(state.attempt_number - 1, retry_after_s(exc) if exc is not None else None)
+
+        def counted(state: tenacity.RetryCallState) -> None:
+            with self._lock:
+                self.retries += 1
+            book(role, retries=1)
+
+        def give_up(state: tenacity.RetryCallState) -> Any:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            assert exc is not None  # tenacity gives up only after a failed attempt
+            if max_retries == 0:
+                raise exc  # no retries asked: the failure as it came
+            done = state.attempt_number - 1
+            if done >= max_retries:
+                raise ProviderUnavailable(f"{model}: gave up after {max_retries} retries: {type(exc).__name__}: {exc}") from exc
+            raise ProviderUnavailable(
+                f"{model}: gave up after {done} retries and {state.seconds_since_start:.0f} s "
+                f"(no retry starts past {self.policy.deadline_s:g} s): {type(exc).__name__}: {exc}"
+            ) from exc
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(is_retryable),
+            stop=tenacity.stop_after_attempt(max_retries + 1) | tenacity.stop_before_delay(self.policy.deadline_s),
+            wait=delay,
+            sleep=lambda seconds: self._wait(seconds, role),
+            before_sleep=counted,
+            retry_error_callback=give_up,
+        )
+        response = retrying(attempt)
+        if buckets is not None and buckets[1] is not None:
+            usage = getattr(response, "usage", None)
+            used = getattr(usage, "total_tokens", None) if usage is not None else None
+            if used is not None:
+                buckets[1].adjust(float(used) - estimate)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, response.model_dump(mode="json"))
+        return response
 
 
 def _from_cache(stored: dict[str, Any]) -> Any:

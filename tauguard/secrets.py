@@ -33,8 +33,11 @@ _CREDENTIAL_KEY = re.compile(
 _CREDENTIAL_ENV = re.compile(r"(_API_KEY$|^API_KEY$|_TOKEN$|SECRET|PASSWORD)", re.IGNORECASE)
 # Shorter values are not scrubbed: they would mangle ordinary text and are no real keys.
 _MIN_SECRET_LEN = 6
-# The userinfo of a URL (scheme://user:password@host): group 1 is the scheme, group 2 the userinfo.
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s@?#]+)@")
+# The userinfo of a URL (scheme://user:password@host) is found from each "://" outward (see
+# _userinfo_spans): one regex over the whole text backtracked over every start position, which is
+# quadratic on a long run of letters (100 kB took ~10 s of CPU).
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_USERINFO_TAIL = re.compile(r"[^/\s@?#]+(?=@)")
 # Secrets found in this process's configs (header values, URL userinfo), scrubbed like env keys.
 _REMEMBERED: set[str] = set()
 
@@ -43,9 +46,45 @@ def _is_headers_key(key: str) -> bool:
     return str(key).lower().replace("-", "_").endswith("headers")
 
 
+def _userinfo_spans(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every URL userinfo in ``text``: the part between a scheme's
+    ``://`` (the scheme a letter then letters, digits, ``+ . -``) and the next ``@``, with no
+    ``/``, ``?``, ``#`` or whitespace in it.
+
+    Linear in ``len(text)``: the scheme run before one ``://`` and the userinfo run after it
+    contain no ``/``, so the runs scanned for different ``://`` never overlap.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = text.find("://")
+    while pos != -1:
+        first = pos
+        while first > 0 and text[first - 1] in _SCHEME_CHARS:
+            first -= 1
+        while first < pos and not text[first].isalpha():
+            first += 1  # a scheme starts with a letter
+        start = pos + 3
+        if first < pos and text[first].isascii():
+            match = _USERINFO_TAIL.match(text, start)
+            if match is not None:
+                spans.append((start, match.end()))
+        pos = text.find("://", start)
+    return spans
+
+
 def mask_userinfo(text: str) -> str:
     """``text`` with the userinfo of every URL in it replaced by the redaction marker."""
-    return _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text) if "@" in text else text
+    if "@" not in text or "://" not in text:
+        return text
+    spans = _userinfo_spans(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts += [text[last:start], REDACTED]
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def config_secrets(value: Any, under_headers: bool = False) -> list[str]:
@@ -61,11 +100,27 @@ def config_secrets(value: Any, under_headers: bool = False) -> list[str]:
     elif isinstance(value, str):
         if under_headers:
             found.append(value)
-        for match in _USERINFO.finditer(value):
-            userinfo = urllib.parse.unquote(match.group(2))
+        for start, end in _userinfo_spans(value) if "@" in value else ():
+            raw = value[start:end]
+            userinfo = urllib.parse.unquote(raw)
             # HTTP clients send userinfo as Basic auth, which a provider may echo too
-            found += [match.group(2), userinfo, userinfo.partition(":")[2], base64.b64encode(userinfo.encode()).decode()]
+            found += [raw, userinfo, userinfo.partition(":")[2], base64.b64encode(userinfo.encode()).decode()]
     return [v for v in found if v and v != REDACTED]
+
+
+def credential_values(value: Any, under_credential: bool = False) -> list[str]:
+    """Every string under a credential key of a nested config (``{"api_key": "sk-..."}``), at
+    any depth: what a refused config still carried, to scrub from a traceback."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found.extend(credential_values(item, under_credential or is_credential_key(str(key))))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(credential_values(item, under_credential))
+    elif isinstance(value, str) and under_credential and value:
+        found.append(value)
+    return found
 
 
 def remember_config_secrets(value: Any) -> None:

@@ -8,6 +8,7 @@ exit code 2, no traceback, and write nothing.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import signal
 import sys
@@ -216,7 +217,7 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("run-cache-under-file", ["run", "--cache", "{t}/afile/cache"], "is not a folder"),
     ("run-cache-empty", ["run", "--cache", ""], "invalid value for 'cache'"),
     ("run-cache-db-folder", ["run", "--cache", "{t}/badcache"], "cache.db is not a readable and writable file"),
-    ("run-out-dev-null", ["run", "--out", "/dev/null"], "/dev/null is a file, not a folder"),
+    ("run-out-dev-null", ["run", "--out", "/dev/null"], "/dev/null is not a folder"),
     # run: values in a config file
     ("config-trials-zero", ["run", "--config", "{t}/c_trials0.toml"], "invalid value for 'trials' (0)"),
     ("config-trials-huge", ["run", "--config", "{t}/c_trials_huge.toml"], "less than or equal to 1000"),
@@ -412,7 +413,76 @@ MORE_CASES: list[tuple[str, list[str], str]] = [
     ("root-version-value", ["--version=yes"], "--version"),
 ]
 
-CASES = CASES + MORE_CASES
+# Issue 38's reliability review: files inside a run folder that are not regular files or hold
+# impossible numbers, FIFOs to every file option, outputs into a run folder, importer values.
+# (id, arguments with {t} = the scratch folder, fragment of the error line)
+RELIABILITY_CASES: list[tuple[str, list[str], str]] = [
+    ("show-records-dev-zero", ["show", "{t}/zerorun"], "simulations.jsonl: is a device; a run folder holds regular files only"),
+    ("compare-records-dev-zero", ["compare", "{t}/good", "{t}/zerorun"], "simulations.jsonl: is a device"),
+    ("check-records-dev-zero", ["check", "{t}/zerorun", "--baseline", "{t}/good"], "simulations.jsonl: is a device"),
+    ("report-records-dev-zero", ["report", "{t}/zerorun", "-o", "{t}/r.html"], "simulations.jsonl: is a device"),
+    ("export-records-dev-zero", ["export", "{t}/zerorun", "-o", "{t}/e.json"], "simulations.jsonl: is a device"),
+    ("power-records-dev-zero", ["power", "{t}/zerorun"], "simulations.jsonl: is a device"),
+    ("audit-records-dev-zero", ["audit", "{t}/zerorun", "--strategy", "ledger"], "simulations.jsonl: is a device"),
+    ("resume-records-dev-zero", ["run", "--resume", "{t}/zerorun"], "simulations.jsonl: is a device"),
+    ("show-records-fifo", ["show", "{t}/fiforun"], "simulations.jsonl: is a FIFO (named pipe)"),
+    ("compare-records-fifo", ["compare", "{t}/good", "{t}/fiforun"], "simulations.jsonl: is a FIFO (named pipe)"),
+    ("report-records-fifo", ["report", "{t}/fiforun", "-o", "{t}/r.html"], "simulations.jsonl: is a FIFO (named pipe)"),
+    ("resume-records-fifo", ["run", "--resume", "{t}/fiforun"], "simulations.jsonl: is a FIFO (named pipe)"),
+    ("show-manifest-fifo", ["show", "{t}/fifomanifest"], "manifest.json: is a FIFO (named pipe)"),
+    ("show-lock-fifo", ["show", "{t}/fifolock"], ".lock: is a FIFO (named pipe)"),
+    ("resume-lock-fifo", ["run", "--resume", "{t}/fifolock"], ".lock: is a FIFO (named pipe)"),
+    ("show-index-dev-zero", ["show", "{t}/zeroindex"], "outcomes-v1.jsonl: is a device"),
+    ("resume-trials-1e12", ["run", "--resume", "{t}/hugetrials"], "trials 1000000000000 is outside [1, 1000]"),
+    ("show-trials-1e12", ["show", "{t}/hugetrials"], "trials 1000000000000 is outside [1, 1000]"),
+    ("report-audit-fifo", ["report", "{t}/good", "-o", "{t}/r.html", "--audit", "{t}/fifo"], "--audit {t}/fifo: is a FIFO (named pipe)"),
+    ("report-labels-fifo", ["report", "{t}/good", "-o", "{t}/r.html", "--labels", "{t}/fifo"], "is a FIFO (named pipe)"),
+    ("dialogue-cases-dir-fifo", ["dialogue", "eval", "--cases", "{t}/casesdir"], "a.jsonl: is a FIFO (named pipe)"),
+    ("report-into-run-records", ["report", "{t}/good", "-o", "{t}/good/simulations.jsonl"], "is a run folder (it holds manifest.json)"),
+    ("report-into-run-new-file", ["report", "{t}/good", "-o", "{t}/good/report.html"], "is a run folder (it holds manifest.json)"),
+    ("audit-into-run", ["audit", "{t}/good", "--strategy", "ledger", "-o", "{t}/good/manifest.json"], "is a run folder"),
+    ("report-link-out-of-folder", ["report", "{t}/good", "-o", "{t}/links/out.html"], "the link points outside its own folder"),
+    ("config-nested-50k", ["run", "--config", "{t}/deep.toml"], "nested too deeply"),
+    ("faults-fit-out-under-file", ["faults", "fit", "{t}/good", "-o", "{t}/afile/p.toml"], "is a file, not a folder"),
+    ("import-out-dev-null", ["import", "{t}/r_ok.json", "--out", "/dev/null"], "--out /dev/null: /dev/null is not a folder"),
+    ("import-out-file", ["import", "{t}/r_ok.json", "--out", "{t}/afile"], "is a file, not a folder"),
+    ("import-content-object", ["import", "{t}/r_content.json", "--out", "{t}/imp"], "message 0 has content of type dict; allowed: text or null"),
+    ("import-lone-surrogate", ["import", "{t}/r_surrogate.json", "--out", "{t}/imp"], "holds a lone surrogate"),
+    ("import-reward-5", ["import", "{t}/r_reward_5.json", "--out", "{t}/imp"], "has reward 5, outside [0, 1]"),
+    ("import-reward-inf", ["import", "{t}/r_reward_inf.json", "--out", "{t}/imp"], "has reward inf, outside [0, 1]"),
+    ("import-reward-nan", ["import", "{t}/r_reward_nan.json", "--out", "{t}/imp"], "has reward nan, outside [0, 1]"),
+    ("import-reward-negative", ["import", "{t}/r_reward_neg.json", "--out", "{t}/imp"], "has reward -1, outside [0, 1]"),
+    ("import-reward-string", ["import", "{t}/r_reward_str.json", "--out", "{t}/imp"], "has a non-numeric reward '1.0'"),
+    ("import-trial-bool", ["import", "{t}/r_trial_bool.json", "--out", "{t}/imp"], "has a non-integer trial True"),
+    ("import-trial-huge", ["import", "{t}/r_trial_huge.json", "--out", "{t}/imp"], "outside [0, 999]"),
+    ("import-trial-negative", ["import", "{t}/r_trial_neg.json", "--out", "{t}/imp"], "has trial -1, outside [0, 999]"),
+    ("dialogue-llm-unknown-provider", ["dialogue", "eval", "--backend", "llm", "--guard-llm", "nosuchprov/x"], "unknown provider in the guard model 'nosuchprov/x'"),
+    ("run-llm-args-header-object", ["run", "--llm-args", '{"agent": {"extra_headers": {"X-Key": {"v": "s3cret-h"}}}}'], "extra_headers['X-Key'] must be text, got dict (its value is not shown)"),
+    ("run-llm-args-header-newline", ["run", "--llm-args", '{"agent": {"extra_headers": {"X-Key": "s3cret\\nX-Evil: 1"}}}'], "extra_headers['X-Key'] must be one line"),
+    ("run-llm-args-headers-text", ["run", "--llm-args", '{"agent": {"extra_headers": "s3cret-h"}}'], "extra_headers must be a table/object of header names"),
+    ("dialogue-llm-api-key", ["dialogue", "eval", "--backend", "llm", "--guard-llm", "openai/x", "--llm-args", '{"api_key": "sk-X"}'], "--llm-args sets 'api_key'"),
+]
+
+CASES = CASES + MORE_CASES + RELIABILITY_CASES
+
+# A minimal τ² results file (one simulation) and the importer's hostile variants: name -> the
+# simulation's changed fields.
+RESULTS_SIMULATION = {
+    "id": "s0", "task_id": "0", "trial": 0, "termination_reason": "user_stop",
+    "reward_info": {"reward": 1.0}, "messages": [{"role": "assistant", "content": "Hello, how can I help?"}],
+}
+RESULTS_VARIANTS: dict[str, dict[str, object]] = {
+    "r_ok.json": {},
+    "r_content.json": {"messages": [{"role": "assistant", "content": {"text": "hi"}}]},
+    "r_reward_5.json": {"reward_info": {"reward": 5}},
+    "r_reward_inf.json": {"reward_info": {"reward": float("inf")}},
+    "r_reward_nan.json": {"reward_info": {"reward": float("nan")}},
+    "r_reward_neg.json": {"reward_info": {"reward": -1}},
+    "r_reward_str.json": {"reward_info": {"reward": "1.0"}},
+    "r_trial_bool.json": {"trial": True},
+    "r_trial_huge.json": {"trial": 10**30},
+    "r_trial_neg.json": {"trial": -1},
+}
 
 # Config files of the battery: name -> TOML text.
 CONFIGS = {
@@ -490,6 +560,33 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (t / "badfloors.toml").write_text('schema_version = 1\n[[floor]]\nmetric = "accuracy"\nmin = 0.1\n')
     (t / "empty.jsonl").write_text("")
     (t / "badlabel.jsonl").write_text(GOOD_PROBE.replace('"refuse"', '"maybe"') + "\n")
+    # Issue 38: run folders whose files are not regular files or hold impossible numbers.
+    for name in ("zerorun", "fiforun", "fifolock", "fifomanifest", "zeroindex", "hugetrials"):
+        write_run(t, name, tasks)
+        manifest = json.loads((t / name / "manifest.json").read_text())  # resumable: a real backend
+        manifest["config"] = {**manifest.get("config", {}), "backend": "sequential"}
+        (t / name / "manifest.json").write_text(json.dumps(manifest))
+    (t / "zerorun" / "simulations.jsonl").unlink()
+    (t / "zerorun" / "simulations.jsonl").symlink_to("/dev/zero")
+    (t / "fiforun" / "simulations.jsonl").unlink()
+    os.mkfifo(t / "fiforun" / "simulations.jsonl")
+    (t / "fifolock" / ".lock").unlink(missing_ok=True)
+    os.mkfifo(t / "fifolock" / ".lock")
+    (t / "fifomanifest" / "manifest.json").unlink()
+    os.mkfifo(t / "fifomanifest" / "manifest.json")
+    (t / "zeroindex" / "outcomes-v1.jsonl").unlink(missing_ok=True)
+    (t / "zeroindex" / "outcomes-v1.jsonl").symlink_to("/dev/zero")
+    manifest = json.loads((t / "hugetrials" / "manifest.json").read_text())
+    (t / "hugetrials" / "manifest.json").write_text(json.dumps({**manifest, "trials": 1e12, "status": "interrupted"}))
+    (t / "casesdir").mkdir()
+    os.mkfifo(t / "casesdir" / "a.jsonl")
+    (t / "links").mkdir()
+    (t / "links" / "out.html").symlink_to(t / "afile")  # a link out of its own folder
+    (t / "deep.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    for name, changes in RESULTS_VARIANTS.items():
+        (t / name).write_text(json.dumps({"info": {}, "simulations": [{**RESULTS_SIMULATION, **changes}]}))
+    surrogate = json.dumps({"info": {}, "simulations": [RESULTS_SIMULATION]}).replace("Hello", "Hel\\ud800lo")
+    (t / "r_surrogate.json").write_text(surrogate)
     return t
 
 

@@ -95,3 +95,29 @@ def test_install_leaves_tau2_unpatched_and_the_agent_and_user_calls_are_booked_b
     assert len(sent) == 3 and sent[0]["tools"] and sent[0]["tool_choice"] == "auto" and "tools" not in sent[2]
     assert [m["role"] for m in sent[2]["messages"]] == ["system", "user"]  # the agent's reply, seen as the user's turn
 
+
+
+def test_a_hung_provider_is_bounded_by_the_attempt_timeout_and_the_retry_deadline():
+    from tauguard.provider import ProviderState
+
+    seen: list[float | None] = []
+
+    class Hung(Exception):
+        status_code = 503
+
+    def completion(**kwargs: object) -> object:
+        seen.append(kwargs.get("timeout"))  # type: ignore[arg-type]
+        raise Hung("no answer")
+
+    state = ProviderState()
+    state.policy = RetryPolicy(max_retries=100, base_s=0.2, cap_s=0.2, timeout_s=7.0, deadline_s=0.5)
+    start = time.monotonic()
+    with pytest.raises(ProviderUnavailable, match=r"no retry starts past 0.5 s"):
+        state.call(completion, model="openai/x", messages=[])
+    assert time.monotonic() - start < 5  # the deadline, not 100 retries
+    assert 2 <= len(seen) <= 5 and set(seen) == {7.0}  # every attempt carries the default timeout
+    seen.clear()
+    with pytest.raises(ProviderUnavailable):
+        state.call(completion, model="openai/x", messages=[], timeout=3)
+    assert set(seen) == {3}  # a timeout in the call's arguments wins
+    assert RetryPolicy().timeout_s * 1 + RetryPolicy().deadline_s <= 12 * 60  # the documented bound

@@ -49,7 +49,9 @@ def test_infrastructure_errors_exit_3_with_the_first_error_and_the_resume_comman
     assert errors[0].startswith("error: run incomplete: 2 of 2 units ended in an infrastructure error")
     assert "model not served here" in errors[0]
     assert errors[0].endswith(f"resume with: tauguard run --resume {tmp_path / 'errs'}")
-    assert json.loads((tmp_path / "errs" / "manifest.json").read_text())["status"] == "completed"
+    # exit 3 as incomplete: the manifest says so too (issue 38), with the same reason
+    manifest = json.loads((tmp_path / "errs" / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and manifest["stop_reason"].startswith("2 of 2 units ended in an infrastructure error")
 
 
 def test_a_budget_stop_exits_3_and_names_a_higher_cap(tmp_path: Path, monkeypatch):
@@ -106,6 +108,8 @@ def _manifest(status: str, stop_reason: str | None = None, **config) -> Manifest
     [
         ("completed", None, 0, None),
         ("completed", None, 1, "1 of 4 units ended in an infrastructure error"),
+        ("incomplete", "1 of 4 units ended in an infrastructure error, not a task outcome; resume to re-run them", 0,
+         "1 of 4 units ended in an infrastructure error, not a task outcome"),
         ("interrupted", "2 units not recorded (lost with their worker); resume to run them", 0, "2 units not recorded"),
         ("interrupted", "interrupted by SIGTERM at 1 of 4 units", 0, "interrupted by SIGTERM at 1 of 4 units"),
         ("interrupted", None, 0, "the run stopped (interrupted)"),

@@ -144,6 +144,15 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
     assert code == 2 and "already exists" in err  # nothing overwritten
     code, _, err = cli("faults", "fit", str(tmp_path), "-o", str(tmp_path / "x.toml"))
     assert code == 2 and "not a run directory" in err
+    # A path without .toml (issue 38): written and loaded as a path, never read back as a profile name
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("faults", "fit", str(tmp_path / "real"), "-o", "prof")
+    assert code == 0 and load_profile(tmp_path / "prof").fit["failures"] == 12, err
+    # Refused before any work, and nothing written: under a file, inside the run folder
+    (tmp_path / "afile").write_text("x")
+    for bad, why in (("afile/p.toml", "is a file, not a folder"), ("real/p.toml", "is a run folder")):
+        code, _, err = cli("faults", "fit", str(tmp_path / "real"), "-o", str(tmp_path / bad))
+        assert code == 2 and why in err and not (tmp_path / bad).exists()
 
 
 def test_opportunities_are_the_writes_where_the_sim_can_make_the_fault(tau2):

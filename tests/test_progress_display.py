@@ -72,3 +72,29 @@ def test_cache_option_is_planned_and_a_file_is_refused(tmp_path, capsys, monkeyp
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith("error: invalid value for 'cache'") and err.strip().endswith("must be a directory (it is a file)")
     assert not (tmp_path / "runs").exists()
+
+
+def test_eta_counts_the_units_in_flight():
+    """4 units in flight, 10 s each, 40 units, 30 s of start-up: after 2 waves (8 units, 20 s of
+    work) 32 units are left, 8 waves of 4: 80 s. The rate between completions alone said 46 s."""
+    import pytest
+
+    from tauguard.cli.progress import Eta
+
+    now = [0.0]
+    eta = Eta(clock=lambda: now[0])
+    for wave in (1, 2):
+        for unit in range(4):
+            now[0] = 30.0 + 10.0 * wave + 0.01 * unit  # a wave's units finish within moments
+            eta.observe(10.0)
+    assert eta.seconds_left(32) == pytest.approx(80.0, rel=0.01)
+    untimed = Eta(clock=lambda: now[0])  # durations unknown: the rate between completions
+    for t in (130.0, 132.0, 134.0):
+        now[0] = t
+        untimed.observe()
+    assert untimed.seconds_left(10) == pytest.approx(20.0)
+    sequential = Eta(clock=lambda: now[0])  # one unit at a time: the same as before
+    for t in (40.0, 50.0, 60.0):
+        now[0] = t
+        sequential.observe(10.0)
+    assert sequential.seconds_left(5) == pytest.approx(50.0)

@@ -20,6 +20,7 @@ from tauguard.cli.common import (
     ranged,
     show_progress,
     task_ids_option,
+    terminal_safe,
 )
 from tauguard.errors import TauguardInputError
 
@@ -146,9 +147,9 @@ def audit(
     elif fmt == OutputFormat.table:
         from tauguard.tables import fit_text
 
-        typer.echo(fit_text(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value)))
+        typer.echo(terminal_safe(fit_text(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value))))
     else:
-        typer.echo(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value))
+        typer.echo(terminal_safe(render_audit(report, fmt.value, writes=writes) + render_audit_axes(axes, fmt.value)))
 
 
 def _guard_model(guard_llm: str | None, api_base: str | None, no_key: bool, rate_limit: list[str], cache: str | None) -> "GuardModel | None":

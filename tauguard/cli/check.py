@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged
+from tauguard.cli.common import EXIT_CHECK_FAILED, check_output_file, fail, note_live_runs, ranged, terminal_safe
+from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
@@ -131,12 +132,12 @@ def check(
             _gate_axes(report, paths, floors_config.axes, confidence=confidence, seed=seed, n_resamples=resamples)
     except UnpairedRunsError as exc:
         for line in exc.warnings:
-            typer.echo(f"warning: {line}", err=True)
+            typer.echo(terminal_safe(f"warning: {line}"), err=True)
         fail(str(exc))
     except (GateInputError, RunLoadError, CompareError) as exc:
         fail(str(exc))
     for diff in report.pairing:
-        typer.echo(f"warning: {diff.warning(report.baseline.run_id, report.run.run_id)}", err=True)  # type: ignore[union-attr]
+        typer.echo(terminal_safe(f"warning: {diff.warning(report.baseline.run_id, report.run.run_id)}"), err=True)  # type: ignore[union-attr]
 
     if junit is not None:
         from tauguard.output_file import write_output
@@ -146,8 +147,9 @@ def check(
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:
             try:
-                with open(target, "a", encoding="utf-8") as fh:
-                    fh.write(render_gate_text(report, "markdown") + "\n")
+                _append_summary(target, render_gate_text(report, "markdown") + "\n")
+            except TauguardInputError as exc:
+                fail(f"cannot append to $GITHUB_STEP_SUMMARY ({target}): {exc.first_line()}")
             except OSError as exc:
                 fail(f"cannot append to $GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}")
         else:
@@ -158,9 +160,9 @@ def check(
     elif fmt == CheckFormat.table:
         from tauguard.tables import fit_text
 
-        typer.echo(fit_text(render_gate_text(report, fmt.value)), nl=False)
+        typer.echo(terminal_safe(fit_text(render_gate_text(report, fmt.value))), nl=False)
     else:
-        typer.echo(render_gate_text(report, fmt.value), nl=False)
+        typer.echo(terminal_safe(render_gate_text(report, fmt.value)), nl=False)
     if not report.passed:
         raise typer.Exit(EXIT_CHECK_FAILED)
 
@@ -178,3 +180,24 @@ def _gate_axes(report: GateReport, paths: list[Path], gate: AxesGate, **kw: Any)
     full = load_runs(paths, conversations=True)
     report.checks += axes_criteria(full[0], full[1], violated_clauses, gate, **kw)
     report.passed = all(c.passed for c in report.checks)
+
+
+def _append_summary(target: str, text: str) -> None:
+    """Append ``text`` to a regular file (created when absent). Opened non-blocking and checked
+    before a byte is written: a FIFO would block the gate, a device swallow the summary."""
+    import stat
+
+    try:  # named before the open: a FIFO without a reader fails the open with a cryptic ENXIO
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise TauguardInputError("not a regular file (a FIFO, a device or a socket); give a file")
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TauguardInputError("not a regular file (a FIFO, a device or a socket); give a file")
+        os.set_blocking(fd, True)
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)

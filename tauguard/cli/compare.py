@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tauguard.cli.common import fail, note_live_runs, ranged
+from tauguard.cli.common import fail, note_live_runs, ranged, terminal_safe
 from tauguard.gc_pause import gc_paused_command
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def compare(
         # Table and markdown print them in the body; machine formats keep stdout clean.
         for comp in report.comparisons:
             for line in comp.pairing_warnings():
-                typer.echo(f"warning: {line}", err=True)
+                typer.echo(terminal_safe(f"warning: {line}"), err=True)
     decision = _axes(runs, primary_k, confidence, seed, resamples, domain) if axes and fmt != CompareFormat.csv else []
     if fmt == CompareFormat.json:
         if not decision:
@@ -124,7 +124,7 @@ def compare(
             data["axes"] = [c.model_dump(mode="json") for c in decision]
             typer.echo(json.dumps(data, indent=2))
     elif fmt == CompareFormat.csv:
-        typer.echo(render_compare_csv(report, tasks=tasks), nl=False)
+        typer.echo(terminal_safe(render_compare_csv(report, tasks=tasks)), nl=False)
     else:
         from tauguard.analysis.axes_render import render_axes_comparisons
 
@@ -142,7 +142,7 @@ def compare(
             from tauguard.tables import fit_text
 
             body = fit_text("\n".join([body.rstrip("\n"), "", *legend_lines(["pass^", "pv^", "ASR@"], ["Δ, CI, p"])]))
-        typer.echo(body)
+        typer.echo(terminal_safe(body))
 
 
 def _axes(runs: list[Path], primary_k: int | None, confidence: float, seed: int, resamples: int, domain: str | None) -> list[AxesComparison]:
@@ -173,4 +173,4 @@ def _print_uptake_curve(report: CompareReport, fmt: CompareFormat) -> None:
     if fmt == CompareFormat.json:
         typer.echo(curve.model_dump_json(indent=2))
     else:
-        typer.echo(render_curve_text(curve, fmt.value))
+        typer.echo(terminal_safe(render_curve_text(curve, fmt.value)))

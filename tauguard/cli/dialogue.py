@@ -119,6 +119,7 @@ def eval_(
     from tauguard.dialogue import judge
     from tauguard.dialogue.cases import load_cases
     from tauguard.dialogue.evaluate import evaluate
+    from tauguard.dialogue.llm import DialogueJudgeError
 
     chosen = list(dict.fromkeys(backends or [BackendName.compiled]))
     try:
@@ -129,6 +130,22 @@ def eval_(
         fail("--llm-args: give a JSON object, e.g. '{\"api_base\": \"http://...\"}'")
     if BackendName.llm in chosen and not guard_llm:
         fail("--backend llm needs --guard-llm MODEL (a litellm model string)")
+    from tauguard.secrets import credential_keys, remember_config_secrets
+
+    remember_config_secrets(args)  # header values and URL userinfo: scrubbed from anything written
+    keys = credential_keys(args)
+    if keys:
+        fail(
+            f"--llm-args sets '{keys[0]}': API keys come only from the environment (e.g. OPENAI_API_KEY), "
+            "so they are never written to reports or traceback files"
+        )
+    if BackendName.llm in chosen and guard_llm:
+        from tauguard.execution.preflight import PlanError, check_provider
+
+        try:  # offline, before any case is judged: not 5 retries per case against no provider
+            check_provider("guard", guard_llm, args)
+        except PlanError as exc:
+            fail(f"--guard-llm: {exc.first_line()}")
     try:
         loaded = load_cases(_case_files(cases) if cases else None)
     except TauguardInputError as exc:
@@ -138,7 +155,12 @@ def eval_(
     for backend in chosen:
         which = judge(backend.value, guard_llm, args)
         plumbing = backend is BackendName.llm and (plumbing_only or _is_loopback(args))
-        results.append(evaluate(which, loaded, folders, plumbing_only=plumbing))
+        try:
+            results.append(evaluate(which, loaded, folders, plumbing_only=plumbing))
+        except DialogueJudgeError as exc:  # the model could not be reached or answered nothing usable
+            from tauguard.secrets import scrub
+
+            fail(scrub(str(exc).splitlines()[0]))
     if fmt is OutputFormat.json:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude=set() if show_errors else {"errors"}) |
                                {"precision": r.overall.precision, "recall": r.overall.recall,

@@ -107,15 +107,19 @@ def fit_command(
     from tauguard.faults.fit import UNATTRIBUTED, fit, profile_toml
     from tauguard.faults.profiles import load_profile
 
-    if out.exists():
+    from tauguard.cli.common import check_output_file
+    from tauguard.output_file import atomic_output
+
+    if out.exists() or out.is_symlink():
         fail(f"{out} already exists; pick another -o (nothing was overwritten)")
+    check_output_file(out, "-o/--out")  # before any work: not under a file, not in a run folder
     for run in runs:
         if not (run / "manifest.json").is_file():
             fail(f"{run} is not a run directory (no manifest.json); give imported runs (tauguard import)")
     result = fit(runs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(profile_toml(result, name or out.stem, uptake, block_transfer), encoding="utf-8")
-    load_profile(str(out))  # the written file is a valid profile
+    with atomic_output(out, "-o/--out") as tmp:
+        tmp.write_text(profile_toml(result, name or out.stem, uptake, block_transfer), encoding="utf-8")
+        load_profile(tmp)  # a valid profile, checked before it replaces anything (a path, never a name)
     rows = [
         {"fault": f, "class": next((a.fault_class for a in result.attributions if a.fault_id == f), ""), "count": n,
          "opportunities": result.opportunities.get(f, ""), "rate": "" if f == UNATTRIBUTED else f"{result.rates.get(f, 0.0):.4f}",

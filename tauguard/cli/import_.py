@@ -136,6 +136,12 @@ def import_(
         fail(f"unknown domain '{domain}'; allowed: {', '.join(DOMAINS)}")
     if name is not None and (not name or "/" in name or name in (".", "..")):
         fail(f"invalid run name {name!r}: use a plain directory name")
+    from tauguard.execution.preflight import PlanError, check_out_dir
+
+    try:  # before the file is read: /dev/null, a file or a read-only folder cannot hold a run
+        check_out_dir(out)
+    except PlanError as exc:
+        fail(exc.first_line())
     try:
         loaded = read_results(results, domain)
     except ResultsFileError as exc:

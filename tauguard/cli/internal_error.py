@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -45,21 +46,68 @@ def _environment_lines() -> list[str]:
     return lines
 
 
+# Options whose value is a JSON config that may carry a credential or a header value.
+_JSON_OPTIONS = ("--llm-args",)
+
+
+_STRING_VALUES = re.compile(r':\s*"((?:[^"\\]|\\.)+)"')
+
+
+def _command_line(argv: list[str]) -> tuple[str, list[str]]:
+    """The command line with every JSON argument redacted (credential keys, header values, URL
+    userinfo) and an unparsable ``--llm-args`` value left out; and the secret values found, to
+    scrub from the rest of the report (an exception message may quote them)."""
+    import json
+
+    from tauguard.secrets import REDACTED, config_secrets, credential_values, redact
+
+    shown: list[str] = []
+    secrets: list[str] = []
+    after_json_option = False
+    for arg in argv:
+        option, eq, inline = arg.partition("=")
+        value = inline if eq and option in _JSON_OPTIONS else arg
+        try:
+            parsed = json.loads(value) if value[:1] in "{[" else None
+        except (json.JSONDecodeError, RecursionError):
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            secrets += credential_values(parsed) + config_secrets(parsed)
+            value = json.dumps(redact(parsed))
+        elif after_json_option or (eq and option in _JSON_OPTIONS):
+            # Unparsable: every string value in it (after a colon) may be a key or a header.
+            secrets += [value, *_STRING_VALUES.findall(value)]
+            value = f"{REDACTED} (not JSON)"
+        shown.append(f"{option}={value}" if eq and option in _JSON_OPTIONS else value)
+        after_json_option = arg in _JSON_OPTIONS
+    return " ".join(shown), secrets
+
+
+def _scrub_known(text: str, secrets: list[str]) -> str:
+    # The values a refused config carried are secrets whatever their length (scrub() leaves
+    # values under 6 characters alone, as an environment variable that short is no real key).
+    for value in sorted(set(secrets), key=len, reverse=True):
+        if len(value) >= 3:
+            text = text.replace(value, "<redacted>")
+    return text
+
+
 def report_text(exc: BaseException) -> str:
     """The report for ``exc``: versions, command line, environment, traceback; scrubbed."""
     from tauguard import __version__
     from tauguard.secrets import scrub
 
+    command, secrets = _command_line(list(sys.argv))
     parts = [
         f"tauguard {__version__}, Python {platform.python_version()} on {platform.platform()}",
         f"time: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
-        f"command: {' '.join(sys.argv)}",
+        f"command: {command}",
         "environment:",
         *_environment_lines(),
         "",
         "".join(traceback.format_exception(exc)),
     ]
-    return scrub("\n".join(parts))
+    return _scrub_known(scrub("\n".join(parts), extra=secrets), secrets)
 
 
 def save_report(exc: BaseException) -> Path | None:

@@ -189,7 +189,10 @@ def main() -> None:
     except _click_error_types() as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)  # help was printed
-        typer.echo(error_line(exc.format_message()), err=True)  # type: ignore[attr-defined]
+        from tauguard.cli.bad_value import with_given_value
+
+        message = with_given_value(exc.format_message(), exc, sys.argv[1:])  # type: ignore[attr-defined]
+        typer.echo(error_line(message), err=True)
         sys.exit(getattr(exc, "exit_code", 2))
     except BrokenPipeError:  # the reader went away (`tauguard show ... | head`): not a bug
         import os

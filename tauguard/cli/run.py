@@ -186,6 +186,10 @@ def run(
         )]
     else:
         plans = [lifecycle.plan(resolve_config(config, o)) for o in _sweep(overrides, uptakes)]
+        if len(plans) > 1:  # a sweep: every run's folder is free before the first one starts
+            for p in plans:
+                if p.run_dir.exists() or p.run_dir.is_symlink():
+                    fail(f"run directory {p.run_dir} already exists; pick another --name (nothing was run)")
     clear_startup_notice()
     for line in (w for p in plans for w in p.warnings):
         typer.echo(line, err=True)
@@ -202,7 +206,15 @@ def _uptakes(text: str | None) -> list[float]:
         return []
     from tauguard.bounds import parse_proportion
 
-    return [parse_proportion(part, "--uptake") for part in _split_list([text]) or []]
+    values = [parse_proportion(part, "--uptake") for part in _split_list([text]) or []]
+    # One run per value, named by it (-uptake<u:g>): a repeated value (or two that print alike)
+    # would run twice into the same folder.
+    seen: dict[str, float] = {}
+    for value in values:
+        if f"{value:g}" in seen:
+            fail(f"--uptake lists {value:g} twice (after rounding to 6 significant digits); give each value once")
+        seen[f"{value:g}"] = value
+    return values
 
 
 def _sweep(overrides: dict[str, Any], uptakes: list[float]) -> list[dict[str, Any]]:

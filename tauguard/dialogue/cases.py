@@ -12,7 +12,6 @@ This module imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -113,9 +112,11 @@ class ConfirmationCase(BaseModel):
 
 def read_simulations(path: Path) -> list[dict[str, Any]]:
     """The simulations of a τ² results file (plain or gzip; a results object or a bare list)."""
-    raw = path.read_bytes()
+    from tauguard.safe_read import inflate_gzip, read_regular_file
+
+    raw = read_regular_file(path)  # a regular file, size-limited (a FIFO would block)
     if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        raw = inflate_gzip(raw, str(path))
     data = json.loads(raw)
     sims = data.get("simulations", []) if isinstance(data, dict) else data
     return [s for s in sims if isinstance(s, dict)]

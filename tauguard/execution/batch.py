@@ -197,8 +197,18 @@ def run_batch(
                     # worker (cluster engines) are the only known cause.
                     manifest.status = "interrupted"
                     manifest.stop_reason = f"{progress.total - progress.done} units not recorded (lost with their worker); resume to run them"
+                elif progress.errors:
+                    # Every unit ran, but some ended in an infrastructure error, not a task
+                    # outcome: the run is not complete (the CLI exits 3) and says so itself.
+                    manifest.status = "incomplete"
+                    first = (progress.first_error or "")[:160]
+                    manifest.stop_reason = (
+                        f"{progress.errors} of {progress.total} units ended in an infrastructure error, not a task outcome"
+                        + (f" (first: {first})" if first else "") + "; resume to re-run them"
+                    )
                 else:
                     manifest.status = "completed"
+                    manifest.stop_reason = None
         except KeyboardInterrupt as exc:
             manifest.status = "interrupted"
             how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
@@ -224,7 +234,7 @@ def run_batch(
             # After a stop (disk full, read-only, an interrupt) these may fail too: the
             # records on disk are what a resume trusts, so the error that stopped the run is
             # the one reported. After a normal end a failure here is the error.
-            ended = manifest.status == "completed"
+            ended = manifest.status in ("completed", "incomplete")  # a normal end
             with _writing(run_dir) if ended else contextlib.suppress(OSError):
                 writer.close()
             with _writing(run_dir) if ended else contextlib.suppress(OSError):

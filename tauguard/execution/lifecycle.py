@@ -154,6 +154,8 @@ def incomplete(run_dir: Path, manifest: Manifest, progress: Progress | None = No
         return None
     if manifest.status != "completed":
         reason = manifest.stop_reason or f"the run stopped ({manifest.status})"
+        if manifest.status == "incomplete":
+            reason = reason.removesuffix("; resume to re-run them")
         cap = manifest.config.get("max_cost")
         if reason.startswith("max cost") and cap:
             reason = reason.split("; resume", 1)[0] + " (any higher cap continues)"

@@ -118,25 +118,27 @@ def _roles(config: RunConfig) -> list[tuple[str, str]]:
     return [(r, m) for r, m in roles if m != SIM]
 
 
+def check_provider(role: str, model: str, args: dict[str, Any]) -> None:
+    """:class:`PlanError` unless litellm resolves ``model``'s provider offline (no call is made)."""
+    import litellm
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a banner on failure
+            litellm.get_llm_provider(model, custom_llm_provider=args.get("custom_llm_provider"), api_base=args.get("api_base"))
+    except Exception:
+        raise PlanError(
+            f"unknown provider in the {role} model '{model}'; use provider/model "
+            "(e.g. openai/gpt-4.1, anthropic/claude-3-5-sonnet-20240620) or 'sim'"
+        ) from None
+
+
 def check_models(config: RunConfig) -> None:
     """Resolve each model's provider offline (litellm's table) and check its credentials."""
     todo = _roles(config)
     if not todo:
         return
-    import litellm
-
     for role, model in todo:
-        args = config.role_args(role)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a banner on failure
-                litellm.get_llm_provider(
-                    model, custom_llm_provider=args.get("custom_llm_provider"), api_base=args.get("api_base")
-                )
-        except Exception:
-            raise PlanError(
-                f"unknown provider in the {role} model '{model}'; use provider/model "
-                "(e.g. openai/gpt-4.1, anthropic/claude-3-5-sonnet-20240620) or 'sim'"
-            ) from None
+        check_provider(role, model, config.role_args(role))
     missing = missing_credentials(config)
     if missing:
         role, model, keys = missing[0]
@@ -211,7 +213,8 @@ def check_out_dir(out: Path) -> None:
     for part in [path, *path.parents]:
         if part.exists():
             if not part.is_dir():
-                raise PlanError(f"--out {out}: {part} is a file, not a folder")
+                what = "a file" if part.is_file() else "not a folder (a device, a FIFO or a socket)"
+                raise PlanError(f"--out {out}: {part} is {what}, not a folder" if part.is_file() else f"--out {out}: {part} is {what}")
             if not os.access(part, os.W_OK | os.X_OK):
                 raise PlanError(f"--out {out}: folder {part} is not writable")
             return

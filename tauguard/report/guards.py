@@ -176,11 +176,43 @@ def _record_events(run: Run) -> Iterator[tuple[bool, list[_Event]]]:
         return
     decode = _events_decoder()
     from tauguard.runs.records import RECORDS
+    from tauguard.runs.run_files import MAX_RECORDS_BYTES, open_run_file
 
-    with open(Path(run.path) / RECORDS, "rb") as fh:
+    path = Path(run.path) / RECORDS
+    opened = open_run_file(path, MAX_RECORDS_BYTES)
+    if opened is None:
+        from tauguard.runs.store import RunLoadError
+
+        raise RunLoadError(f"cannot read {path}: it is gone")
+    with opened as fh:
         for start, end in run.spans:
             fh.seek(start)
-            yield decode(fh.read(end - start))
+            raw = fh.read(end - start)
+            try:
+                yield decode(raw)
+            except ValueError:  # msgspec's DecodeError and pydantic's ValidationError are ValueErrors
+                yield _parse_or_refuse(raw, path, start, end)
+
+
+def _parse_or_refuse(raw: bytes, path: Path, start: int, end: int) -> tuple[bool, list[_Event]]:
+    """A record line the fast decoder refused (e.g. a NaN latency, which JSON does not allow but
+    the record parser accepts), parsed in full; one line when it is no record at all (the file
+    was changed after its outcome index was written)."""
+    from pydantic import ValidationError
+
+    from tauguard.runs.records import TrialRecord
+    from tauguard.runs.run_files import RunLoadError
+
+    try:
+        rec = TrialRecord.model_validate_json(raw.decode("utf-8", errors="replace"), context={"conversation": False})
+    except (ValidationError, ValueError):
+        raise RunLoadError(
+            f"cannot read {path}: bytes {start}-{end} are not the record its outcome index names (the file was "
+            f"changed after it was written); remove {path.parent}/outcomes-v1.jsonl and tallies-v1.jsonl to rebuild them"
+        ) from None
+    return rec.error is not None, [
+        _Event(e.hook, None if e.verdict is None else e.verdict.value, e.latency_s, e.is_guard_error) for e in rec.guard_events
+    ]
 
 
 def _events_decoder() -> Any:
@@ -255,8 +287,12 @@ class AuditInputError(TauguardInputError):
 def read_audit(path: Path) -> dict[str, Any]:
     """An audit report as ``tauguard audit --output`` writes it (a plain dict, checked for the keys used)."""
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        from tauguard.safe_read import read_regular_file  # a FIFO would block, /dev/zero never end
+
+        obj = json.loads(read_regular_file(path).decode("utf-8"))
+    except TauguardInputError as exc:  # safe_read.InputFileError: a FIFO, a device, a folder, too large
+        raise AuditInputError(f"--audit {exc.first_line()}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise AuditInputError(f"--audit {path}: not a readable audit report ({exc})") from None
     if not isinstance(obj, dict) or "run_id" not in obj or not isinstance(obj.get("strategies"), list):
         raise AuditInputError(f"--audit {path}: not an audit report (expected run_id and strategies; see tauguard audit --output)")

@@ -28,6 +28,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from tauguard.process.score import record_process
 from tauguard.runs.records import RECORDS, TrialRecord, is_success
+from tauguard.runs.run_files import (
+    MAX_INDEX_BYTES,
+    MAX_RECORDS_BYTES,
+    check_regular_or_absent,
+    iter_lines,
+    open_run_file,
+    read_run_file,
+)
 
 # The format's version is in the name: a reader never trusts an index of another format.
 INDEX = "outcomes-v1.jsonl"
@@ -210,9 +218,10 @@ def scan_records(
     rows, tallies = [], []
     end = 0
     path = Path(run_dir) / RECORDS
-    if path.exists():
-        with open(path, "rb") as fh:
-            for raw in fh:
+    fh = open_run_file(path, MAX_RECORDS_BYTES)
+    if fh is not None:
+        with fh:
+            for raw in iter_lines(fh, path):
                 end += len(raw)
                 row, tally = index_rows(raw.decode("utf-8", errors="replace"), end, check)
                 rows.append(row)
@@ -224,8 +233,10 @@ def read_index(run_dir: Path, records_size: int) -> list[IndexRow] | None:
     """The index rows, or None when the index is missing, unreadable or not for ``records_size`` bytes of records."""
     path = Path(run_dir) / INDEX
     try:
-        text = path.read_bytes()
+        text = read_run_file(path, MAX_INDEX_BYTES)
     except OSError:
+        return None
+    if text is None:
         return None
     if not text.endswith(b"\n") and text:
         return None  # a row cut by a kill: stale
@@ -247,7 +258,10 @@ def read_tally_lines(run_dir: Path, records_size: int) -> list[str] | None:
     """
     path = Path(run_dir) / TALLIES
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_run_file(path, MAX_INDEX_BYTES)
+        if data is None:
+            return None
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     if text and not text.endswith("\n"):
@@ -301,6 +315,7 @@ def rebuild_index(run_dir: Path) -> int:
     rows, tallies, end = scan_records(run_dir)
     for name, lines in ((INDEX, (_dump(r) for r in rows)), (TALLIES, (_dump([r.end, t]) for r, t in zip(rows, tallies)))):
         tmp = run_dir / (name + ".tmp")
+        check_regular_or_absent(tmp)
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.writelines(line + "\n" for line in lines)
         os.replace(tmp, run_dir / name)

@@ -89,7 +89,9 @@ class TrialRecord(BaseModel):
     strategy: str
     simulated: bool  # True when either agent or user is the built-in sim model
     policy_violation_task: bool  # gold plan has no agent-side WRITE
-    reward: float | None = None
+    # τ²'s rewards are within [0, 1] (up to its success tolerance); NaN or an out-of-range value
+    # makes the line unparsable (skipped with a warning), never a figure.
+    reward: float | None = Field(default=None, ge=0.0, le=1.0 + SUCCESS_TOLERANCE, allow_inf_nan=False)
     success: bool | None = None
     termination_reason: str | None = None
     # Adversarial-user outcome: True/False when judged, None when unknown or not attacked.
@@ -150,7 +152,8 @@ def record_line(record: TrialRecord, compress: bool = True, scrub: Callable[[str
     return f'{line[:-1]},"simulation":{conversation}}}'
 
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
+# "incomplete": every unit ran, some ended in an infrastructure error (a resume re-runs them).
+RunStatus = Literal["running", "completed", "incomplete", "interrupted", "failed"]
 
 
 class Manifest(BaseModel):

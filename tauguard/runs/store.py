@@ -29,6 +29,19 @@ from pydantic import ValidationError
 from tauguard.errors import TauguardInputError
 from tauguard.gc_pause import gc_paused
 from tauguard.runs.records import MANIFEST, RECORDS, USAGE_ROLES, Manifest, TrialRecord, record_line
+from tauguard.runs.run_files import (
+    MAX_LOCK_BYTES,
+    MAX_MANIFEST_BYTES,
+    MAX_RECORDS_BYTES,
+    RunFileError,
+    RunLoadError as RunLoadError,  # re-exported: the class callers catch
+    check_manifest_numbers,
+    check_mode,
+    check_regular_or_absent,
+    iter_lines,
+    open_run_file,
+    read_run_file,
+)
 from tauguard.secrets import scrub
 
 if TYPE_CHECKING:
@@ -40,10 +53,6 @@ T = TypeVar("T")
 
 LOCK = ".lock"
 _CREATING = ".creating-"  # suffix of a run folder being built: ".<run_id>.creating-<pid>"
-
-
-class RunLoadError(TauguardInputError):
-    """A run directory is missing, unreadable or corrupt."""
 
 
 class RunFolderError(TauguardInputError):
@@ -125,9 +134,14 @@ class RunLock:
     def acquire(cls, run_dir: Path) -> "RunLock":
         """Lock ``run_dir`` for writing, or raise :class:`RunFolderError` naming the holder."""
         path = Path(run_dir) / LOCK
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        check_regular_or_absent(path)  # a FIFO or device there would block or swallow the PID
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
         try:
+            _check_lock_fd(fd, path)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except RunFileError:
+            os.close(fd)
+            raise
         except OSError as exc:
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -145,11 +159,16 @@ class RunLock:
             self._fd = None
 
 
+def _check_lock_fd(fd: int, path: Path) -> None:
+    check_mode(os.fstat(fd).st_mode, path, "use")
+
+
 def _read_pid(path: Path) -> int | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+        data = read_run_file(path, MAX_LOCK_BYTES)
+    except (OSError, RunFileError):
         return None
+    text = (data or b"").decode("utf-8", errors="replace").strip()
     return int(text) if text.isdigit() else None
 
 
@@ -157,9 +176,14 @@ def lock_holder(run_dir: str | Path) -> int | None:
     """The PID of the process writing ``run_dir`` now, or None when no writer is alive."""
     path = Path(run_dir) / LOCK
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
     except OSError:
         return None
+    try:
+        _check_lock_fd(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
@@ -236,13 +260,18 @@ def read_manifest(run_dir: Path) -> Manifest:
     path = Path(run_dir) / MANIFEST
     if not Path(run_dir).is_dir():
         raise RunLoadError(f"run directory not found: {run_dir}")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise RunLoadError(f"not a tauguard run (no {MANIFEST}): {run_dir}")
     try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError, OSError) as exc:
+        data = read_run_file(path, MAX_MANIFEST_BYTES) or b""
+        manifest = Manifest.model_validate_json(data.decode("utf-8"))
+    except RunFileError:
+        raise
+    except (ValidationError, ValueError, OSError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise RunLoadError(f"corrupt manifest in {run_dir}: {first}") from None
+    check_manifest_numbers(manifest.trials, manifest.task_ids, str(run_dir))
+    return manifest
 
 
 class RecordWriter:
@@ -257,6 +286,8 @@ class RecordWriter:
 
         self.path = Path(run_dir) / RECORDS
         self.compress = compress
+        for name in (RECORDS, INDEX, TALLIES):
+            check_regular_or_absent(self.path.parent / name)
         self._repair_tail()
         self._fh = open(self.path, "a", encoding="utf-8")
         self._end = self.path.stat().st_size
@@ -322,11 +353,13 @@ def iter_records(run_dir: Path, conversations: bool = True) -> tuple[list[TrialR
     path = Path(run_dir) / RECORDS
     records: list[TrialRecord] = []
     skipped = 0
-    if not path.exists():
+    fh = open_run_file(path, MAX_RECORDS_BYTES)
+    if fh is None:
         return records, 0
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+        with fh:
+            for raw in iter_lines(fh, path):
+                line = raw.decode("utf-8", errors="replace")
                 if not line.strip():
                     continue
                 try:
@@ -413,11 +446,13 @@ def records_size(run_dir: Path) -> int:
     """The size of a run's simulations.jsonl in bytes (0 when it does not exist yet)."""
     path = Path(run_dir) / RECORDS
     try:
-        return path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return 0
     except OSError as exc:
         raise RunLoadError(f"cannot read {path}: {exc.strerror}") from None
+    check_mode(info.st_mode, path)
+    return info.st_size
 
 
 def _load_units(
@@ -463,7 +498,10 @@ def read_record(run: Run, span: tuple[int, int], conversation: bool = True) -> T
     """The record stored at ``span`` (from :attr:`Run.spans`) of a run's simulations.jsonl."""
     path = run.path / RECORDS
     try:
-        with open(path, "rb") as fh:
+        fh = open_run_file(path, MAX_RECORDS_BYTES)
+        if fh is None:
+            raise RunLoadError(f"cannot read {path}: it is gone")
+        with fh:
             fh.seek(span[0])
             raw = fh.read(span[1] - span[0])
     except OSError as exc:

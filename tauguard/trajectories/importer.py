@@ -570,6 +570,9 @@ def import_results(
             writer.close()
         manifest.wall_time_s = time.perf_counter() - start
         write_manifest(run_dir, manifest)
+    except OSError as exc:  # a folder that cannot be written, a full disk
+        shutil.rmtree(run_dir, ignore_errors=True)  # no half-written run
+        raise ImportRunError(f"cannot write the run {run_dir}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)  # no half-written run
         raise

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,53 @@ def _read_json(path: Path) -> tuple[Any, str]:
     except InputFileError as exc:
         raise ResultsFileError(str(exc)) from None
     try:
-        return json.loads(raw), digest
+        data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultsFileError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ResultsFileError(f"{path}: not JSON (nested too deeply)") from None
+    # A \uD800-\uDFFF escape may be a lone surrogate, which no UTF-8 file (a run's records) can
+    # hold: checked here, where it can be named, and only when the text has such an escape.
+    if _SURROGATE_ESCAPE.search(raw) is not None:
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ResultsFileError(
+                f"{path}: holds a lone surrogate ({exc.object[exc.start:exc.end]!a}), not valid Unicode text"
+            ) from None
+    return data, digest
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# A recorded reward: τ² rewards are within [0, 1]; trials are numbered from 0 (bounds as a run's).
+_MAX_TRIAL = 999
+
+
+def _check_simulation(sim: dict[str, Any], index: int, path: Path) -> None:
+    """One line naming the first value of simulation ``index`` no run could hold: a reward that
+    is not a number in [0, 1], a trial that is not an integer in [0, 999], a message whose
+    content is neither text nor null."""
+    reward_info = sim.get("reward_info")
+    if reward_info is not None and not isinstance(reward_info, dict):
+        raise ResultsFileError(f"{path}: simulation {index} has a reward_info that is not an object")
+    reward = (reward_info or {}).get("reward")
+    if reward is not None:
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+            raise ResultsFileError(f"{path}: simulation {index} has a non-numeric reward {reward!r}; allowed: a number in [0, 1] or null")
+        if not 0.0 <= reward <= 1.0 + 1e-6:  # τ²'s success tolerance; also refuses NaN
+            raise ResultsFileError(f"{path}: simulation {index} has reward {reward!r}, outside [0, 1]")
+    trial = sim.get("trial")
+    if trial is not None:
+        if isinstance(trial, bool) or not isinstance(trial, int):
+            raise ResultsFileError(f"{path}: simulation {index} has a non-integer trial {trial!r}")
+        if not 0 <= trial <= _MAX_TRIAL:
+            raise ResultsFileError(f"{path}: simulation {index} has trial {trial}, outside [0, {_MAX_TRIAL}]")
+    for number, message in enumerate(sim.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is not None and not isinstance(content, str):
+            raise ResultsFileError(
+                f"{path}: simulation {index} message {number} has content of type {type(content).__name__}; allowed: text or null"
+            )
 
 
 def _strip_raw(message: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +183,7 @@ def read_results(path: str | Path, domain: str | None = None) -> ResultsFile:
     for index, sim in enumerate(sims):
         if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
             raise ResultsFileError(f"{path}: simulation {index} has no message list")
+        _check_simulation(sim, index, path)
         task_id = _task_id_of(sim)
         if sim.get("task_id") is None:
             inferred = True
