@@ -222,7 +222,8 @@ def test_check_results_with_floors_and_baseline(three_runs: list[Path], tmp_path
     html = out.read_text()
     section = html[html.index('id="checks"'):]
     assert "Checks: FAILED" in section  # the 0.45 run misses the floor
-    assert section.count("non-inferiority pass^3 vs baseline react-base") == 2  # each candidate, not the baseline
+    # Sim runs that differ only in the strategy: gated exactly, outcome by outcome (each candidate, not the baseline).
+    assert section.count("exact pass^k outcomes vs baseline react-base") == 2
     assert section.count("floor pass^1 &gt;= 0.6") == 3
 
 

@@ -11,6 +11,21 @@ from tauguard.cli.common import OutputFormat, fail, ranged
 
 if TYPE_CHECKING:
     from tauguard.analysis.power import PowerPlan
+    from tauguard.runs.store import Run
+
+
+def domain_task_count(run: Run) -> int | None:
+    """How many tasks the run's domains have in its split (τ²'s split_tasks.json); None when unknown
+    (an imported run, a domain τ² does not know)."""
+    m = run.manifest
+    if m.source != "run":
+        return None
+    try:
+        from tauguard.tau2_adapter import compat as t2
+
+        return sum(len(t2.task_splits(d).get(m.split, [])) for d in m.domains) or None
+    except Exception:  # noqa: BLE001 - advice only: without τ²'s task list the plan is not capped
+        return None
 
 
 def _pilot(plan: PowerPlan) -> str:
