@@ -13,44 +13,14 @@ Pure library: imports neither tau2 nor litellm.
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
-from tauguard.analysis.compare_model import RunRef
+from tauguard.analysis.compare_model import Flip, FlipTable, RunRef
 from tauguard.analysis.metrics import Subset, metric_def, parse_metric
 from tauguard.analysis.pairing import pairing_differences
 from tauguard.runs.outcome_index import UnitOutcome
 from tauguard.runs.store import Run
 
 SIM_MODEL = "sim"
-FlipChange = Literal["improved", "regressed"]
-
-
-class Flip(BaseModel):
-    """One (task, trial) whose outcome differs between the baseline and the candidate."""
-
-    domain: str
-    task_id: str
-    trial: int
-    baseline: bool  # the outcome (e.g. "passed") in the baseline
-    candidate: bool
-    change: FlipChange
-
-
-class FlipTable(BaseModel):
-    """Every (task, trial) outcome of two deterministic runs, compared one by one."""
-
-    metric: str  # the metric whose per-trial outcome is compared, e.g. "pass^4"
-    outcome: str  # the per-trial outcome, e.g. "trial passed (reward 1)"
-    higher_is_better: bool
-    compared: int  # (task, trial) units with the outcome known in both runs
-    improved: int
-    regressed: int
-    unchanged: int
-    # Units left out: an infrastructure error (or unknown outcome) on a side, or recorded in one run only.
-    not_compared: int = 0
-    flips: list[Flip] = Field(default_factory=list)
+__all__ = ["Flip", "FlipTable", "exact_pairing", "flip_rows", "flip_summary", "flip_table"]
 
 
 def exact_pairing(
@@ -110,7 +80,9 @@ _OUTCOME_LABEL = {
 }
 
 
-def _keep(u: UnitOutcome, subset: Subset) -> bool:
+def _keep(u: UnitOutcome, subset: Subset, domain: str | None = None) -> bool:
+    if domain is not None and u.domain != domain:
+        return False
     if subset == "policy_violation":
         return u.policy_violation_task
     if subset == "mutation":
@@ -118,7 +90,9 @@ def _keep(u: UnitOutcome, subset: Subset) -> bool:
     return True
 
 
-def flip_table(baseline: Run, candidate: Run, *, metric: str = "pass^", subset: Subset = "all") -> FlipTable:
+def flip_table(
+    baseline: Run, candidate: Run, *, metric: str = "pass^", subset: Subset = "all", domain: str | None = None
+) -> FlipTable:
     """Compare the runs' per-trial outcomes for ``metric`` (a kind such as ``pass^`` or a name
     such as ``pass^4``: every k of a kind reads the same per-trial outcome) unit by unit."""
     try:
@@ -129,8 +103,8 @@ def flip_table(baseline: Run, candidate: Run, *, metric: str = "pass^", subset: 
             raise ValueError(f"{metric} has no per-trial outcome to compare") from None
         mdef = found
     kind = mdef.kind
-    a = {(u.domain, u.task_id, u.trial): u for u in baseline.unit_outcomes() if _keep(u, subset)}
-    b = {(u.domain, u.task_id, u.trial): u for u in candidate.unit_outcomes() if _keep(u, subset)}
+    a = {(u.domain, u.task_id, u.trial): u for u in baseline.unit_outcomes() if _keep(u, subset, domain)}
+    b = {(u.domain, u.task_id, u.trial): u for u in candidate.unit_outcomes() if _keep(u, subset, domain)}
     flips: list[Flip] = []
     unchanged = not_compared = 0
     for key in sorted(a.keys() | b.keys()):

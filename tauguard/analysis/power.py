@@ -37,6 +37,7 @@ from tauguard.errors import TauguardInputError
 # Task counts tried when searching for the fewest tasks that reach the target power.
 MAX_TASKS = 5_000
 TRIAL_MULTIPLES = (1, 2, 4)  # trials per task tried: k, 2k, 4k
+GATE_MAX_TRIAL_MULTIPLE = 16  # trials per task tried within a domain's tasks: k .. 16k
 
 
 class PowerError(TauguardInputError):
@@ -73,6 +74,9 @@ class PowerPlan(BaseModel):
     designs: list[DesignPower] = Field(default_factory=list)  # per trial count: fewest tasks reaching the target
     current: DesignPower  # the run as it stands, at Δ
     mde: float | None  # smallest |Δ| (same sign) the run as it stands detects with the target power
+    available_tasks: int | None = None  # tasks the pilot's domains have (None: not known)
+    # When every design needs more tasks than the domains have: the fewest trials at the domains' tasks.
+    within_tasks: DesignPower | None = None
     notes: list[str] = Field(default_factory=list)
 
 
@@ -203,10 +207,13 @@ def plan_power(
     confidence: float = 0.95,
     simulations: int = 1_000,
     seed: int = 0,
+    available_tasks: int | None = None,
 ) -> PowerPlan:
     """Tasks × trials for 80 % (``target_power``) power to detect Δpass^k = ``delta``, and the pilot's MDE.
 
-    ``delta`` may be omitted with ``versus``: the observed difference is planned for. Raises
+    ``delta`` may be omitted with ``versus``: the observed difference is planned for. With
+    ``available_tasks`` (the tasks the domains have), a design that needs more is flagged, and the
+    fewest trials per task at the available tasks that reach the target are offered instead. Raises
     :class:`PowerError` with one line for a Δ that is 0, outside (-1, 1) or not reachable from
     the pilot's rates, or a pilot without evaluated trials.
     """
@@ -260,6 +267,25 @@ def plan_power(
             notes.append(f"{k * mult} trials per task: not even {MAX_TASKS} tasks reach {target_power:.0%} power")
         else:
             designs.append(found)
+    within = None
+    if available_tasks is not None:
+        over = [d for d in designs if d.tasks > available_tasks]
+        for d in over:
+            notes.append(
+                f"{d.trials} trials per task: {d.tasks} tasks needed, more than the {available_tasks} the domains have"
+            )
+        if len(over) == len(designs):
+            for mult in range(1, GATE_MAX_TRIAL_MULTIPLE + 1):
+                got = _power(model, delta, available_tasks, k * mult, **kw)  # type: ignore[arg-type]
+                if got >= target_power:
+                    within = DesignPower(tasks=available_tasks, trials=k * mult, power=got)
+                    break
+            notes.append(
+                f"within the domains' {available_tasks} tasks: "
+                + (f"{within.trials} trials per task reach {within.power:.0%} power (more trials, or the same "
+                   "tasks on more seeds, instead of more tasks)" if within is not None else
+                   f"no trial count up to {GATE_MAX_TRIAL_MULTIPLE * k} reaches {target_power:.0%} power")
+            )
     current_trials = max(pilot_trials, k)
     if pilot_trials < k:
         notes.append(f"the pilot has only {pilot_trials} trial(s) on some task; its design is taken at {k} trials")
@@ -284,6 +310,8 @@ def plan_power(
         designs=designs,
         current=current,
         mde=_mde(model, sign, len(tasks), current_trials, target_power, **kw),
+        available_tasks=available_tasks,
+        within_tasks=within,
         notes=notes,
     )
 
@@ -337,8 +365,6 @@ class GateDesign(BaseModel):
         parts.append(f"this design passes it at margin ≥ {self.smallest_margin:.3f}")
         return "; ".join(parts)
 
-
-GATE_MAX_TRIAL_MULTIPLE = 16  # trials per task tried within a domain's tasks: k .. 16k
 
 
 def _rate_table(mdef: MetricDef, trials: int, k: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from tauguard.tables import fit_table
 
-from tauguard.analysis.exact import flip_rows
+from tauguard.analysis.exact import flip_rows, flip_summary
 from tauguard.analysis.gate import GateReport
 from tauguard.analysis.compare_model import (
     CompareReport,
@@ -148,6 +148,7 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         lines.append(("- " if md else "") + f"warning: {warning}")
     for note in comp.notes:
         lines.append(("- " if md else "") + f"note: {note}")
+    lines += _flip_section(comp, fmt)
     for mc in comp.metric_comparisons():
         lines.append("")
         lines += _metric_section(mc, fmt, comp)
@@ -174,6 +175,20 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         ]
         lines.append(fit_table(task_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     lines.append("")
+    return lines
+
+
+def _flip_section(comp: Comparison, fmt: TextFormat) -> list[str]:
+    """The exact, outcome-by-outcome comparison of deterministic runs (what `check` gates on), or why there is none."""
+    md = fmt == "markdown"
+    if comp.flips is None:
+        if comp.exact_reason is None:
+            return []
+        return [("- " if md else "") + f"exact comparison: not available, because {comp.exact_reason}; statistics only"]
+    lines = [("- " if md else "") + f"{flip_summary(comp.flips)}, because {comp.exact_reason}"]
+    if comp.flips.flips:
+        lines += ["", "flipped (task, trial) outcomes:", ""]
+        lines.append(fit_table(flip_rows(comp.flips), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     return lines
 
 

@@ -10,7 +10,8 @@ import typer
 from tauguard.cli.common import OutputFormat, fail, ranged
 
 if TYPE_CHECKING:
-    from tauguard.analysis.power import PowerPlan
+    from tauguard.analysis.metrics import TaskOutcome
+    from tauguard.analysis.power import GateDesign, PowerPlan
     from tauguard.runs.store import Run
 
 
@@ -20,12 +21,10 @@ def domain_task_count(run: Run) -> int | None:
     m = run.manifest
     if m.source != "run":
         return None
-    try:
-        from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.task_counts import split_task_count
 
-        return sum(len(t2.task_splits(d).get(m.split, [])) for d in m.domains) or None
-    except Exception:  # noqa: BLE001 - advice only: without τ²'s task list the plan is not capped
-        return None
+    counts = [split_task_count(d, m.split) for d in m.domains]
+    return None if any(c is None for c in counts) else sum(c for c in counts if c is not None) or None
 
 
 def _pilot(plan: PowerPlan) -> str:
@@ -72,6 +71,11 @@ def render_power(plan: PowerPlan, fmt: str) -> str:
         "Model: tasks drawn from the pilot's per-task success rates, independent trials, compare's adjusted CI "
         "(see docs/compare_and_check.md); sim runs on one seed are more alike, so this is conservative for them."
     )
+    if plan.simulated:
+        lines.append(
+            "note: `check` gates two sim runs that differ only in the strategy exactly, outcome by outcome (no interval); "
+            "this plan is for noisy runs (real LLMs)."
+        )
     return "\n".join(lines)
 
 
@@ -87,6 +91,13 @@ def power(
     simulations: int = typer.Option(1000, "--simulations", min=100, max=100_000, help="Simulated pairs of runs per design."),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the simulation."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    margin: float | None = typer.Option(
+        None,
+        "--margin",
+        min=0.0,
+        max=1.0,
+        help="Also say whether `check --margin M` can pass an unchanged strategy at this design, and which design can.",
+    ),
 ) -> None:
     """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
 
@@ -116,7 +127,11 @@ def power(
             confidence=confidence,
             simulations=simulations,
             seed=seed,
+            available_tasks=domain_task_count(loaded[0]),
         )
+        design = None
+        if margin is not None:
+            design = _gate_design(pilot, plan, margin, simulations=simulations, seed=seed)
     except (RunLoadError, PowerError) as exc:
         fail(str(exc))
     if vs is not None:
@@ -125,6 +140,36 @@ def power(
         for line in pairing_warnings(loaded[0].manifest, loaded[1].manifest):
             typer.echo(f"warning: {line}", err=True)
     if fmt == OutputFormat.json:
-        typer.echo(plan.model_dump_json(indent=2))
+        data = plan.model_dump(mode="json")
+        if design is not None:
+            data["gate_design"] = design.model_dump(mode="json")
+        import json
+
+        typer.echo(json.dumps(data, indent=2))
     else:
         typer.echo(render_power(plan, fmt.value))
+        if design is not None:
+            typer.echo(gate_design_line(design))
+
+
+def _gate_design(pilot: list[TaskOutcome], plan: PowerPlan, margin: float, *, simulations: int, seed: int) -> GateDesign:
+    """`check`'s design question for the pilot as both baseline and candidate (the same function `check` asks)."""
+    from tauguard.analysis.metrics import metric_def
+    from tauguard.analysis.power import gate_design
+
+    rates = [o.successes / o.trials for o in pilot if o.trials >= plan.k]
+    return gate_design(
+        rates, metric_def("pass^"), plan.k, tasks=len(rates), trials=max(plan.pilot_trials, plan.k), margin=margin,
+        confidence=plan.confidence, target=0.8, simulations=simulations, seed=seed, available_tasks=plan.available_tasks,
+    )
+
+
+def gate_design_line(design: GateDesign) -> str:
+    """One line: can `check` pass an unchanged strategy at this design and margin, and which design can."""
+    verdict = "can" if design.feasible else "cannot"
+    line = (
+        f"gate design: `check --margin {design.margin:g}` on {design.metric} {verdict} pass an unchanged strategy at "
+        f"{design.tasks} tasks × {design.trials} trials (probability {design.pass_probability:.2f}, "
+        f"{design.target:.0%} needed)"
+    )
+    return line if design.feasible else f"{line}; {design.advice()}"
