@@ -324,3 +324,29 @@ def test_exact_gate_outputs_name_the_gate(runs: dict[str, Path], tmp_path: Path)
     assert "- gate: exact (outcome by outcome, no interval)" in res.stdout
     props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
     assert props["gate"].startswith("exact: both are deterministic sim runs")
+
+
+def test_every_output_names_the_statistic_it_computed(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Table, JSON, markdown, JUnit and the GitHub summary name the interval that produced the numbers."""
+    from tauguard.analysis.compare import load_runs
+    from tauguard.analysis.stats import adjusted_mean_ci
+    from tauguard.analysis.task_table import run_task_outcomes
+
+    base_run, cand_run = load_runs([runs["base"], runs["bad"]], conversations=False, records=False)
+    a = {o.key: o for o in run_task_outcomes(base_run)}
+    diffs = [o.value("pass^", 1) - a[o.key].value("pass^", 1) for o in run_task_outcomes(cand_run)]
+    ci = adjusted_mean_ci(diffs)
+    want = f"95% adjusted Wald CI (Bonett-Price) [{ci.low:+.3f}, {ci.high:+.3f}] over 60 tasks"
+    summary, junit = tmp_path / "s.md", tmp_path / "j.xml"
+    args = (str(runs["bad"]), "--baseline", str(runs["base"]), "--metric", "pass^1", "--junit", str(junit), "--github-summary")
+    table = _check(*args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert table.exit_code == 1
+    data = json.loads(_check(*args, "--format", "json").stdout)
+    markdown = _check(*args, "--format", "markdown").stdout
+    assert data["checks"][0]["ci_low"] == pytest.approx(ci.low) and data["checks"][0]["ci_high"] == pytest.approx(ci.high)
+    assert data["gate"] == "statistical"
+    for text in (table.stdout, markdown, summary.read_text(), junit.read_text(), data["checks"][0]["message"]):
+        assert want in text and "bootstrap" not in text
+    assert "gate: statistical (adjusted Wald interval of the mean per-task Δ)" in table.stdout
+    reg = _check(*args[:5], "--mode", "regression").stdout
+    assert "sign-flip permutation p" in reg

@@ -225,6 +225,9 @@ def test_check_results_with_floors_and_baseline(three_runs: list[Path], tmp_path
     # Sim runs that differ only in the strategy: gated exactly, outcome by outcome (each candidate, not the baseline).
     assert section.count("exact pass^k outcomes vs baseline react-base") == 2
     assert section.count("floor pass^1 &gt;= 0.6") == 3
+    # Every interval on the page is the adjusted Wald interval; the page says so and never "bootstrap".
+    assert "bootstrap" not in html.lower()
+    assert "adjusted Wald interval of the mean over tasks" in html and "sign-flip permutation tests" in html
 
 
 def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: Path) -> None:

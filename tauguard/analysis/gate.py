@@ -339,7 +339,10 @@ def check_baseline(
         )
 
     pct = f"{confidence:.0%}"
-    ci = f"Δ = {result.delta:+.3f}, {pct} CI [{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
+    ci = (
+        f"Δ = {result.delta:+.3f} (mean per-task difference), {pct} adjusted Wald CI (Bonett-Price) "
+        f"[{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
+    )
     hib = mdef.higher_is_better
     design: GateDesign | None = None
     if result.tasks < need:
@@ -366,7 +369,7 @@ def check_baseline(
     else:
         # The same rule as compare's verdict: the CI excludes 0 on the bad side and p < alpha.
         passed = result.verdict != "worse"
-        p = "p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}"
+        p = "sign-flip permutation " + ("p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}")
         message = f"{ci}, {p}; " + (
             "shown worse than the baseline (CI excludes 0 and p < 1 - confidence)"
             if not passed

@@ -292,6 +292,26 @@ def adjusted_bounds(
     return np.maximum(-1.0, centre - z * se), np.minimum(1.0, centre + z * se), se
 
 
+def adjusted_rate_ci(values: ArrayLike, *, confidence: float = 0.95) -> MeanCI:
+    """The same adjusted interval for the mean of per-task values in [0, 1] (one run's pass^k over tasks).
+
+    The values are mapped to [-1, 1] (``2x - 1``), given :func:`adjusted_mean_cis`'s two
+    pseudo-tasks (there: one task at 0 and one at 1) and mapped back, so `show`, the report's bands
+    and `compare`'s Δ intervals are one method. It never has zero width: six tasks that all pass
+    give [0.646, 1.000], not the percentile bootstrap's [1.000, 1.000].
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError("values must be a non-empty 1-d array")
+    if np.any(x < -1e-12) or np.any(x > 1 + 1e-12):
+        raise ValueError("per-task values must lie in [0, 1]")
+    ci = adjusted_mean_cis(2 * x - 1, confidence=confidence)[0]
+    return MeanCI(
+        estimate=float(x.mean()), low=(ci.low + 1) / 2, high=(ci.high + 1) / 2, se=ci.se / 2,
+        confidence=confidence, tasks=ci.tasks,
+    )
+
+
 def adjusted_mean_ci(diffs: ArrayLike, *, confidence: float = 0.95) -> MeanCI:
     """The adjusted Wald CI of the mean of per-task differences (see :func:`adjusted_mean_cis`)."""
     d = np.asarray(diffs, dtype=float)
