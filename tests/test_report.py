@@ -312,3 +312,17 @@ def test_report_from_the_outcome_indexes_equals_the_report_from_loaded_records(t
     fast = build_report(indexed).model_dump(exclude={"generated_at"})
     full = build_report([load_run(p) for p in three_runs]).model_dump(exclude={"generated_at"})
     assert fast["trial_views"] and fast == full
+
+
+def test_six_all_pass_tasks_get_a_band_of_nonzero_width_in_show_and_the_report(tmp_path: Path) -> None:
+    from tauguard.analysis.metrics import TaskOutcome
+    from tauguard.report.curves import curve
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    run = write_run(tmp_path, "six", [TaskSpec("retail", str(i), [True] * 4) for i in range(6)])
+    shown = runner.invoke(app, ["show", str(run)])
+    assert shown.exit_code == 0, shown.output
+    assert "pass^4 1.000 [0.646, 1.000]" in shown.output and "[1.000, 1.000]" not in shown.output
+    outcomes = [TaskOutcome(domain="retail", task_id=str(i), policy_violation_task=False, trials=4, successes=4) for i in range(6)]
+    point = curve("six", outcomes, "pass^", 4).points[-1]
+    assert (point.value, round(point.low or 0, 3), point.high) == (1.0, 0.646, 1.0)
