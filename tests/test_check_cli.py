@@ -350,3 +350,10 @@ def test_every_output_names_the_statistic_it_computed(runs: dict[str, Path], tmp
     assert "gate: statistical (adjusted Wald interval of the mean per-task Δ)" in table.stdout
     reg = _check(*args[:5], "--mode", "regression").stdout
     assert "sign-flip permutation p" in reg
+
+
+def test_exact_gate_on_a_metric_the_runs_do_not_have_is_a_one_line_error(runs: dict[str, Path]) -> None:
+    res = _check(str(runs["same"]), "--baseline", str(runs["base"]), "--metric", "asr@1", exact=True)
+    _assert_one_line_error(res, "'attack succeeded'", "asr@1 cannot be gated")
+    res = _check(str(runs["same"]), "--baseline", str(runs["base"]), "--metric", "pass^9", exact=True)
+    _assert_one_line_error(res, "invalid --metric 'pass^9'", "pass^1..pass^4")

@@ -541,13 +541,13 @@ def exact_check(ctx: GateContext, reason: str) -> GateCriterion:
     subset: Subset = ctx.options.get("subset", "all")  # type: ignore[assignment]
     table = flip_table(ctx.baseline, ctx.run, metric=metric if isinstance(metric, str) else kind, subset=subset)
     allowed = int(ctx.options.get("max_regressions", 0))  # type: ignore[call-overload]
-    passed = exact_pass(table.regressed, allowed)
     if not table.compared:
-        passed = False
+        raise GateInputError(
+            f"no (task, trial) has the outcome '{table.outcome}' in both runs: {table.metric} cannot be gated"
+        )
+    passed = exact_pass(table.regressed, allowed)
     rel = "<=" if passed else ">"
     message = f"{flip_summary(table)}; {table.regressed} regression(s) {rel} {allowed} allowed (--max-regressions)"
-    if not table.compared:
-        message = f"{flip_summary(table)}: nothing to gate on"
     ctx.report.update(gate="exact", gate_reason=reason, flips=table, max_regressions=allowed)
     return GateCriterion(
         name=f"exact {table.metric} outcomes vs baseline {ctx.baseline.manifest.run_id}",
