@@ -96,7 +96,8 @@ def power(
         "--margin",
         min=0.0,
         max=1.0,
-        help="Also say whether `check --margin M` can pass an unchanged strategy at this design, and which design can.",
+        help="Also say whether `check --margin M` can pass an unchanged strategy at this design, and which design can. "
+        "\\[default: none]",
     ),
 ) -> None:
     """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
