@@ -357,3 +357,17 @@ def test_exact_gate_on_a_metric_the_runs_do_not_have_is_a_one_line_error(runs: d
     _assert_one_line_error(res, "'attack succeeded'", "asr@1 cannot be gated")
     res = _check(str(runs["same"]), "--baseline", str(runs["base"]), "--metric", "pass^9", exact=True)
     _assert_one_line_error(res, "invalid --metric 'pass^9'", "pass^1..pass^4")
+
+
+def test_check_and_power_ask_the_same_design_question(runs: dict[str, Path]) -> None:
+    """`check`'s exit-2 line and `power --margin` come from one function and print the same figures."""
+    res = _check(str(runs["noisy2"]), "--baseline", str(runs["noisy"]))
+    assert res.exit_code == 2
+    plan = runner.invoke(app, ["power", str(runs["noisy"]), "--margin", "0.05", "--k", "4", "--format", "json"])
+    assert plan.exit_code == 0, plan.output
+    design = json.loads(plan.stdout)["gate_design"]
+    assert design["tasks"] == 60 and design["trials"] == 4 and not design["pass_probability"] >= 0.8
+    assert f"with probability {design['pass_probability']:.2f} (< 80%)" in res.stderr
+    assert f"passes it at margin ≥ {design['smallest_margin']:.3f}" in res.stderr
+    hint = res.stderr[res.stderr.index("(tauguard power ") + 1 : res.stderr.index("); not gated")]
+    assert hint == f"tauguard power {runs['noisy']} --margin 0.05 --k 4"

@@ -100,7 +100,8 @@ def power(
         "\\[default: none]",
     ),
 ) -> None:
-    """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
+    """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE;
+    with --margin, whether `check` can pass an unchanged strategy at this design (--margin alone: only that).
 
     Simulates pairs of runs from the pilot run's per-task success rates and decides each as
     `compare` does. Without --vs the candidate breaks (Δ < 0) or fixes (Δ > 0) whole tasks.
@@ -116,23 +117,31 @@ def power(
         pilot = run_task_outcomes(loaded[0])
         versus = run_task_outcomes(loaded[1]) if vs is not None else None
         ns = [o.trials for o in pilot if o.trials > 0]
-        plan = plan_power(
-            pilot,
-            run_id=loaded[0].manifest.run_id,
-            simulated=any(run_is_simulated(r) for r in loaded),
-            k=k if k is not None else max(1, min(ns, default=1)),
-            delta=delta,
-            versus=versus,
-            vs_run_id=loaded[1].manifest.run_id if vs is not None else None,
-            target_power=target,
-            confidence=confidence,
-            simulations=simulations,
-            seed=seed,
-            available_tasks=domain_task_count(loaded[0]),
-        )
+        kk = k if k is not None else max(1, min(ns, default=1))
+        available = domain_task_count(loaded[0])
+        simulated = any(run_is_simulated(r) for r in loaded)
+        plan = None
+        # --margin alone asks only check's design question; --delta (or --vs) plans for an effect.
+        if delta is not None or vs is not None or margin is None:
+            plan = plan_power(
+                pilot,
+                run_id=loaded[0].manifest.run_id,
+                simulated=simulated,
+                k=kk,
+                delta=delta,
+                versus=versus,
+                vs_run_id=loaded[1].manifest.run_id if vs is not None else None,
+                target_power=target,
+                confidence=confidence,
+                simulations=simulations,
+                seed=seed,
+                available_tasks=available,
+            )
         design = None
         if margin is not None:
-            design = _gate_design(pilot, plan, margin, simulations=simulations, seed=seed)
+            design = _gate_design(
+                pilot, kk, margin, confidence=confidence, available_tasks=available, simulations=simulations, seed=seed
+            )
     except (RunLoadError, PowerError) as exc:
         fail(str(exc))
     if vs is not None:
@@ -141,27 +150,39 @@ def power(
         for line in pairing_warnings(loaded[0].manifest, loaded[1].manifest):
             typer.echo(f"warning: {line}", err=True)
     if fmt == OutputFormat.json:
-        data = plan.model_dump(mode="json")
-        if design is not None:
-            data["gate_design"] = design.model_dump(mode="json")
         import json
 
-        typer.echo(json.dumps(data, indent=2))
-    else:
-        typer.echo(render_power(plan, fmt.value))
+        data = plan.model_dump(mode="json") if plan is not None else {"run_id": loaded[0].manifest.run_id, "simulated": simulated}
         if design is not None:
-            typer.echo(gate_design_line(design))
+            data["gate_design"] = design.model_dump(mode="json")
+        typer.echo(json.dumps(data, indent=2))
+        return
+    if plan is not None:
+        typer.echo(render_power(plan, fmt.value))
+    elif simulated:
+        from tauguard.runs.records import SIMULATION_NOTE
+
+        typer.echo(f"> **{SIMULATION_NOTE}**" if fmt == OutputFormat.markdown else SIMULATION_NOTE)
+    if design is not None:
+        typer.echo(gate_design_line(design))
 
 
-def _gate_design(pilot: list[TaskOutcome], plan: PowerPlan, margin: float, *, simulations: int, seed: int) -> GateDesign:
-    """`check`'s design question for the pilot as both baseline and candidate (the same function `check` asks)."""
+def _gate_design(
+    pilot: list[TaskOutcome], k: int, margin: float, *, confidence: float, available_tasks: int | None, simulations: int,
+    seed: int,
+) -> GateDesign:
+    """`check`'s design question for the pilot as both baseline and candidate (the same function `check` asks):
+    its tasks with at least k evaluated trials, at their smallest trial count."""
     from tauguard.analysis.metrics import metric_def
-    from tauguard.analysis.power import gate_design
+    from tauguard.analysis.power import PowerError, gate_design
 
-    rates = [o.successes / o.trials for o in pilot if o.trials >= plan.k]
+    used = [o for o in pilot if o.trials >= k]
+    if not used:
+        raise PowerError(f"no pilot task has {k} evaluated trials: give a smaller --k")
     return gate_design(
-        rates, metric_def("pass^"), plan.k, tasks=len(rates), trials=max(plan.pilot_trials, plan.k), margin=margin,
-        confidence=plan.confidence, target=0.8, simulations=simulations, seed=seed, available_tasks=plan.available_tasks,
+        [o.successes / o.trials for o in used], metric_def("pass^"), k, tasks=len(used),
+        trials=min(o.trials for o in used), margin=margin, confidence=confidence, target=0.8,
+        simulations=simulations, seed=seed, available_tasks=available_tasks,
     )
 
 
