@@ -151,7 +151,9 @@ def test_four_trials_give_real_pass_k(tmp_path):
     from tauguard.cli.main import app
 
     shown = CliRunner().invoke(app, ["show", mixed.run_dir])
-    assert shown.exit_code == 0 and "pass^4 0.333 [0.000, 1.000]" in shown.output  # with its CI over tasks
+    # with its adjusted Wald CI over tasks (3 tasks: 1, 0, 0 -> [0.000, 0.829])
+    assert shown.exit_code == 0 and "pass^4 0.333 [0.000, 0.829]" in shown.output
+    assert "CI over tasks (adjusted Wald interval of the mean" in shown.output
     report = compare_runs([load_run(claude.run_dir), run], n_resamples=200)
     pass4 = report.comparisons[0].result(4)
     assert pass4.delta == pytest.approx(-1 / 3) and pass4.ci_low < 0 <= pass4.ci_high

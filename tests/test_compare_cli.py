@@ -287,3 +287,23 @@ def test_verdict_needs_the_ci_and_the_permutation_test_to_agree():
     assert verdict_from(0.009, 0.088, 0.01, 0.05) == "better"
     assert verdict_from(-0.2, -0.01, 0.001, 0.05) == "worse"
     assert verdict_from(-0.01, 0.2, 0.001, 0.05) == "no detectable difference"
+
+
+def test_compare_shows_the_exact_flip_table_of_deterministic_runs(tmp_path: Path) -> None:
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    base = write_run(tmp_path, "b", [TaskSpec("retail", str(i), [True, i != 3]) for i in range(8)])
+    cand = write_run(tmp_path, "c", [TaskSpec("retail", str(i), [i != 5, True]) for i in range(8)], strategy="guard")
+    res = runner.invoke(app, ["compare", str(base), str(cand), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    assert (
+        "exact comparison of 16 (task, trial) outcomes 'trial passed (reward 1)': 1 improved, 1 regressed, "
+        "14 unchanged, because both are deterministic sim runs" in res.stdout
+    )
+    assert "\nregressed  retail    5       0 " in res.stdout and "\nimproved   retail    3       1 " in res.stdout
+    data = json.loads(runner.invoke(app, ["compare", str(base), str(cand), "--resamples", "200", "--format", "json"]).stdout)
+    flips = data["comparisons"][0]["flips"]
+    assert [(f["task_id"], f["trial"], f["change"]) for f in flips["flips"]] == [("3", 1, "improved"), ("5", 0, "regressed")]
+    real = write_run(tmp_path, "r", [TaskSpec("retail", str(i), [True, True]) for i in range(8)], simulated=False)
+    other = runner.invoke(app, ["compare", str(base), str(real), "--resamples", "200"])
+    assert "exact comparison: not available, because run r's agent model is openai/gpt-4.1, not the deterministic sim" in other.stdout

@@ -102,3 +102,44 @@ def test_the_plan_states_the_pilots_pass_hat_k_beside_the_models() -> None:
     # a second run whose change goes the other way says so
     with pytest.raises(PowerError, match="per-task change goes the other way"):
         plan_power(_pilot(20, 2, 4), run_id="p", simulated=True, k=2, delta=0.05, versus=_pilot(20, 1, 4), vs_run_id="w")
+
+
+def test_a_plan_beyond_the_domains_tasks_says_so_and_offers_trials(tmp_path: Path) -> None:
+    # retail has 114 base tasks: detecting -0.05 at pass^2 from 40 noisy tasks needs hundreds.
+    base = write_run(tmp_path, "base", random_tasks({"retail": 40}, 2, 0.7, seed=1))
+    res = runner.invoke(app, ["power", str(base), "--delta", "-0.05", "--k", "2", "--simulations", "200", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)
+    assert plan["available_tasks"] == 114
+    over = [d for d in plan["designs"] if d["tasks"] > 114]
+    assert over and all(
+        f"{d['trials']} trials per task: {d['tasks']} tasks needed, more than the 114 the domains have" in plan["notes"]
+        for d in over
+    )
+    assert any(n.startswith("within the domains' 114 tasks: ") for n in plan["notes"])
+
+
+def test_gate_design_is_the_check_rule_by_simulation() -> None:
+    from tauguard.analysis.metrics import metric_def
+    from tauguard.analysis.power import gate_design
+
+    pass_hat = metric_def("pass^")
+    # Steady tasks (rates 0 or 1): every unchanged difference is 0 and the adjusted CI is
+    # ±2.77 / (tasks + 2): inside 0.05 from 54 tasks on, whatever the simulation draws.
+    steady = [1.0] * 40 + [0.0] * 20
+    assert gate_design(steady, pass_hat, 2, tasks=60, trials=2, margin=0.05).pass_probability == 1.0
+    small = gate_design(steady[:30], pass_hat, 2, tasks=30, trials=2, margin=0.05, available_tasks=114)
+    assert small.pass_probability == 0.0 and not small.feasible
+    assert small.needed is not None and small.needed.tasks == 54 and small.needed.trials == 2
+    assert abs(small.smallest_margin - 1.959963985 * 2**0.5 / 32) < 1e-6  # z·sqrt(2)/(m+2)
+    assert small.advice().startswith("54 tasks × 2 trials would")
+    # A 50-task domain cannot hold 54 tasks: no design within it reaches the target.
+    capped = gate_design(steady[:30], pass_hat, 2, tasks=30, trials=2, margin=0.05, available_tasks=50)
+    assert capped.within_tasks is None and "no design within the domains' 50 tasks" in capped.advice()
+
+
+def test_power_margin_says_whether_check_can_pass(tmp_path: Path) -> None:
+    base = write_run(tmp_path, "base", random_tasks({"retail": 20}, 2, 0.7, seed=1))
+    res = runner.invoke(app, ["power", str(base), "--delta", "-0.2", "--k", "2", "--simulations", "200", "--margin", "0.05"])
+    assert res.exit_code == 0, res.output
+    assert "gate design: `check --margin 0.05` on pass^2 cannot pass an unchanged strategy at 20 tasks × 2 trials" in res.stdout

@@ -222,8 +222,12 @@ def test_check_results_with_floors_and_baseline(three_runs: list[Path], tmp_path
     html = out.read_text()
     section = html[html.index('id="checks"'):]
     assert "Checks: FAILED" in section  # the 0.45 run misses the floor
-    assert section.count("non-inferiority pass^3 vs baseline react-base") == 2  # each candidate, not the baseline
+    # Sim runs that differ only in the strategy: gated exactly, outcome by outcome (each candidate, not the baseline).
+    assert section.count("exact pass^k outcomes vs baseline react-base") == 2
     assert section.count("floor pass^1 &gt;= 0.6") == 3
+    # Every interval on the page is the adjusted Wald interval; the page says so and never "bootstrap".
+    assert "bootstrap" not in html.lower()
+    assert "adjusted Wald interval of the mean over tasks" in html and "sign-flip permutation tests" in html
 
 
 def test_single_run_report_has_no_comparison(three_runs: list[Path], tmp_path: Path) -> None:
@@ -318,3 +322,17 @@ def test_the_decision_section_shows_both_axes_per_guard(report_html: tuple[Path,
     for name in ("ledger-cand", "guard-cand"):
         assert name in section
     assert "prevents" in section and "policy-consistent" in section and "Violations prevented per clause" in section
+
+
+def test_six_all_pass_tasks_get_a_band_of_nonzero_width_in_show_and_the_report(tmp_path: Path) -> None:
+    from tauguard.analysis.metrics import TaskOutcome
+    from tauguard.report.curves import curve
+    from tauguard.testing.synthetic_runs import TaskSpec, write_run
+
+    run = write_run(tmp_path, "six", [TaskSpec("retail", str(i), [True] * 4) for i in range(6)])
+    shown = runner.invoke(app, ["show", str(run)])
+    assert shown.exit_code == 0, shown.output
+    assert "pass^4 1.000 [0.646, 1.000]" in shown.output and "[1.000, 1.000]" not in shown.output
+    outcomes = [TaskOutcome(domain="retail", task_id=str(i), policy_violation_task=False, trials=4, successes=4) for i in range(6)]
+    point = curve("six", outcomes, "pass^", 4).points[-1]
+    assert (point.value, round(point.low or 0, 3), point.high) == (1.0, 0.646, 1.0)

@@ -80,7 +80,7 @@ def full_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("full")
     runs = [load_run(_write_run(root, name, p, seed)) for seed, (name, p) in enumerate(RUNS)]
     out = root / "report.html"
-    write_report(build_report(runs, ReportOptions(n_resamples=1000, band_resamples=500)), out)
+    write_report(build_report(runs, ReportOptions(n_resamples=1000)), out)
     return out
 
 

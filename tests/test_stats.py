@@ -286,3 +286,16 @@ def test_minimum_detectable_difference_matches_statsmodels() -> None:
     assert minimum_detectable_difference(se, confidence=0.95, power=0.8) == pytest.approx(effect * sd, rel=1e-3)
     with pytest.raises(ValueError):
         minimum_detectable_difference(se, power=1.0)
+
+
+def test_adjusted_rate_ci_is_the_paired_interval_on_2x_minus_1_and_never_zero_width() -> None:
+    from tauguard.analysis.stats import adjusted_mean_ci, adjusted_rate_ci
+
+    six = adjusted_rate_ci([1.0] * 6)
+    assert six.estimate == 1.0 and six.high == 1.0 and six.low == pytest.approx(0.6458, abs=1e-4)
+    values = [0.0, 0.25, 1.0, 1.0, 0.5]
+    paired = adjusted_mean_ci([2 * v - 1 for v in values])
+    one = adjusted_rate_ci(values)
+    assert (one.low, one.high) == pytest.approx(((paired.low + 1) / 2, (paired.high + 1) / 2))
+    with pytest.raises(ValueError):
+        adjusted_rate_ci([1.2])

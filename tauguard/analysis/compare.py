@@ -60,6 +60,7 @@ from tauguard.analysis.metrics import (
     task_sort_key,
 )
 from tauguard.analysis.task_table import run_task_table
+from tauguard.analysis.exact import exact_pairing, flip_table
 from tauguard.analysis.pairing import pairing_differences
 from tauguard.analysis.stats import (
     MeanCI,
@@ -845,6 +846,9 @@ def compare_runs(
             task_diffs=task_diffs,
         )
         comp.pairing = pairing_differences(base_run.manifest, run.manifest)
+        exact, comp.exact_reason = exact_pairing(base_run, run, base_ref, comp.candidate)
+        if exact:
+            comp.flips = flip_table(base_run, run, subset=subset, domain=domain)
         comparisons.append(comp)
     simulated = any(c.simulated for c in comparisons)
     return CompareReport(

@@ -18,6 +18,35 @@ from tauguard.analysis.pairing import PairingDifference
 Conclusion = Literal["better", "worse", "no detectable difference"]
 Change = Literal["improved", "regressed", "unchanged"]
 
+FlipChange = Literal["improved", "regressed"]
+
+
+class Flip(BaseModel):
+    """One (task, trial) whose outcome differs between the baseline and the candidate."""
+
+    domain: str
+    task_id: str
+    trial: int
+    baseline: bool  # the outcome (e.g. "passed") in the baseline
+    candidate: bool
+    change: FlipChange
+
+
+class FlipTable(BaseModel):
+    """Every (task, trial) outcome of two deterministic runs, compared one by one."""
+
+    metric: str  # the metric whose per-trial outcome is compared, e.g. "pass^4"
+    outcome: str  # the per-trial outcome, e.g. "trial passed (reward 1)"
+    higher_is_better: bool
+    compared: int  # (task, trial) units with the outcome known in both runs
+    improved: int
+    regressed: int
+    unchanged: int
+    # Units left out: an infrastructure error (or unknown outcome) on a side, or recorded in one run only.
+    not_compared: int = 0
+    flips: list[Flip] = Field(default_factory=list)
+
+
 class CompareError(TauguardInputError):
     """Runs cannot be compared (no common task, no common k, bad primary k); one-line message."""
 
@@ -208,6 +237,10 @@ class Comparison(BaseModel):
     tasks: list[TaskDiff] = Field(default_factory=list)
     # Manifest fields pairing needs on which the runs differ (tauguard.analysis.pairing); empty = paired.
     pairing: list[PairingDifference] = Field(default_factory=list)
+    # Deterministic sim runs that differ only in the strategy (tauguard.analysis.exact): every flipped
+    # (task, trial), the table `check` gates on; None when the runs do not qualify (``exact_reason`` says why).
+    flips: FlipTable | None = None
+    exact_reason: str | None = None
 
     @property
     def paired(self) -> bool:

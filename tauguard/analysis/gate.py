@@ -1,6 +1,25 @@
-"""The gate of `tauguard check`: a CI gate against a baseline run and/or absolute floors.
+"""The gate of `tauguard check`: one engine evaluating a list of criteria against a baseline
+run and/or absolute floors.
 
-Baseline checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
+The engine (:func:`run_gate`) builds a :class:`GateContext` and evaluates every criterion in turn;
+a criterion is any callable ``(GateContext) -> list[GateCriterion]``, each result carrying a
+name, a decision (``passed``) and a one-line reason (``message``). The built-in criteria are
+completeness, the baseline check and the floors; further criteria (e.g. compliance and
+usefulness axes) plug in through ``run_gate(..., criteria=[...])`` or :func:`register_criterion`.
+The gate passes when every criterion's every result passes.
+
+The baseline check has two forms, and the report says which one was used and why:
+
+- **exact** (:mod:`tauguard.analysis.exact`): when both runs are deterministic sim runs that differ
+  only in the strategy, their (task, trial) outcomes are compared one by one; the check fails when
+  more than ``max_regressions`` outcomes regressed (default 0). No interval is needed.
+- **statistical**, otherwise (or with ``statistical=True``). Before gating in non-inferiority mode,
+  the engine checks that the design can pass an unchanged strategy (true Δ = 0) at the margin with
+  at least 80 % probability (:func:`tauguard.analysis.power.gate_design`, the same rule by
+  simulation); if not it raises :class:`GateDesignError` (exit 2) naming a design that could,
+  instead of failing every candidate.
+
+Statistical checks (``mode``), on pass^K, pass@K or asr@K (any k-metric of
 :data:`tauguard.analysis.metrics.METRICS`; default pass^k at the largest k every common task supports):
 
 - ``non-inferiority`` (default): passes when the CI bound of Δ = candidate - baseline on the
@@ -32,6 +51,8 @@ Pure library: imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -66,6 +87,9 @@ from tauguard.analysis.metrics import (
     parse_metric,
 )
 from tauguard.analysis.axes import AxesGate
+from tauguard.analysis.decision import exact_pass, non_inferior
+from tauguard.analysis.exact import FlipTable, exact_pairing, flip_summary, flip_table
+from tauguard.analysis.power import GateDesign, PowerError, gate_design
 from tauguard.analysis.task_table import run_task_table
 from tauguard.analysis.summary import summarize_run
 from tauguard.analysis.pairing import PairingDifference, pairing_differences
@@ -74,7 +98,11 @@ from tauguard.runs.records import SIMULATION_NOTE
 from tauguard.runs.store import Run
 
 GateMode = Literal["non-inferiority", "regression"]
-CheckKind = Literal["non-inferiority", "regression", "floor", "completeness", "superiority"]
+GateForm = Literal["exact", "statistical"]
+# The kinds of the built-in criteria; a plugged-in criterion may use its own kind.
+CheckKind = Literal["non-inferiority", "regression", "exact", "floor", "completeness", "superiority"]
+# The probability with which a statistical design must pass an unchanged strategy.
+DESIGN_TARGET = 0.8
 # A mean of 4/5 must meet a floor of 0.8 despite float rounding; relative, so that a floor on a
 # tiny value (pass^28 of 60 trials is ~1e-15) is not met by 0.
 _REL_SLACK = 1e-9
@@ -82,6 +110,14 @@ _REL_SLACK = 1e-9
 
 class GateInputError(TauguardInputError):
     """Bad gate input (metric name, floors file, missing runs); one-line message, exit 2."""
+
+
+class GateDesignError(GateInputError):
+    """The design cannot pass an unchanged strategy at the margin (exit 2, never a failed gate)."""
+
+    def __init__(self, message: str, design: GateDesign) -> None:
+        super().__init__(message)
+        self.design = design
 
 
 class UnpairedRunsError(GateInputError):
@@ -154,10 +190,10 @@ def load_floors(path: str | Path) -> FloorsConfig:
 
 
 class GateCriterion(BaseModel):
-    """One gate check (a JUnit test case)."""
+    """One gate check (a JUnit test case): a name, a decision and a one-line reason."""
 
     name: str
-    kind: CheckKind
+    kind: str  # a CheckKind for the built-in criteria
     metric: str
     slice: str  # e.g. "all domains/all", "retail/mutation"
     passed: bool
@@ -185,6 +221,12 @@ class GateReport(BaseModel):
     # Manifest fields pairing needs on which run and baseline differ (gated only with allow_unpaired).
     pairing: list[PairingDifference] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # dropped tasks, skipped lines, incomplete runs
+    # How the baseline was gated ("exact": outcome by outcome; "statistical": by an interval) and why.
+    gate: GateForm | None = None
+    gate_reason: str | None = None
+    max_regressions: int | None = None  # exact gate: regressed outcomes allowed
+    flips: FlipTable | None = None  # exact gate: every flipped (task, trial)
+    design: GateDesign | None = None  # statistical non-inferiority: can the design pass an unchanged strategy?
     checks: list[GateCriterion]
 
     @property
@@ -251,7 +293,9 @@ def check_baseline(
     seed: int = 0,
     subset: Subset = "all",
     min_tasks: int | None = None,
-) -> tuple[GateCriterion, KComparison, list[str]]:
+    design_target: float | None = DESIGN_TARGET,
+    available_tasks: int | None = None,
+) -> tuple[GateCriterion, KComparison, list[str], GateDesign | None]:
     """Gate the run against the baseline on one metric; return the check, the comparison and notes.
 
     Default metric: pass^k at the largest k that every common task supports. The metric may be
@@ -259,7 +303,9 @@ def check_baseline(
     direction. The check fails when fewer than ``min_tasks`` tasks enter the comparison
     (default :func:`default_min_tasks`). Raises :class:`GateInputError` for a metric that is
     malformed or not shared by both runs, and :class:`CompareError` when the runs cannot be
-    compared at all.
+    compared at all. In non-inferiority mode with ``design_target`` set, raises
+    :class:`GateDesignError` when the design passes an unchanged strategy with a lower probability
+    (:func:`tauguard.analysis.power.gate_design`; ``available_tasks``: how many tasks the domains have).
     """
     if margin < 0:
         raise GateInputError(f"margin must be >= 0, got {margin:g}")
@@ -296,8 +342,12 @@ def check_baseline(
         )
 
     pct = f"{confidence:.0%}"
-    ci = f"Δ = {result.delta:+.3f}, {pct} CI [{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
+    ci = (
+        f"Δ = {result.delta:+.3f} (mean per-task difference), {pct} adjusted Wald CI (Bonett-Price) "
+        f"[{result.ci_low:+.3f}, {result.ci_high:+.3f}] over {result.tasks} tasks"
+    )
     hib = mdef.higher_is_better
+    design: GateDesign | None = None
     if result.tasks < need:
         passed = False
         message = (
@@ -306,9 +356,14 @@ def check_baseline(
         )
         threshold = -margin if mode == "non-inferiority" else 0.0
     elif mode == "non-inferiority":
+        if design_target is not None:
+            design = _design(alignment, spec, margin=margin, confidence=confidence, seed=seed,
+                             target=design_target, available_tasks=available_tasks)
+            if not design.feasible:
+                raise GateDesignError(_design_line(design, baseline), design)
         # Worse means lower for pass^k, higher for ASR: the bound on the bad side must stay within the margin.
         bound = result.ci_low if hib else result.ci_high
-        passed = bound > -margin if hib else bound < margin
+        passed = bool(non_inferior(result.ci_low, result.ci_high, margin, hib))
         side = "lower" if hib else "upper"
         limit = f"-{margin:g}" if hib else f"+{margin:g}"
         rel = (">" if hib else "<") if passed else ("<=" if hib else ">=")
@@ -317,7 +372,7 @@ def check_baseline(
     else:
         # The same rule as compare's verdict: the CI excludes 0 on the bad side and p < alpha.
         passed = result.verdict != "worse"
-        p = "p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}"
+        p = "sign-flip permutation " + ("p < 0.0001" if result.p_permutation < 1e-4 else f"p = {result.p_permutation:.4f}")
         message = f"{ci}, {p}; " + (
             "shown worse than the baseline (CI excludes 0 and p < 1 - confidence)"
             if not passed
@@ -338,7 +393,36 @@ def check_baseline(
         ci_high=result.ci_high,
         message=message,
     )
-    return check, result, notes
+    return check, result, notes, design
+
+
+def _design(
+    alignment: TableAlignment, spec: MetricSpec, *, margin: float, confidence: float, seed: int, target: float,
+    available_tasks: int | None,
+) -> GateDesign:
+    """Whether the comparison's design (its tasks × the baseline's trials) can pass an unchanged strategy."""
+    mdef = spec.definition
+    assert mdef is not None and spec.k is not None
+    sides = alignment.pair_table().sides(mdef)
+    used = sides.usable(spec.k)
+    n, x = sides.n_a[used], sides.x_a[used]
+    try:
+        return gate_design(
+            x / n, mdef, spec.k, tasks=int(used.sum()), trials=int(n.min()), margin=margin, confidence=confidence,
+            target=target, seed=seed, available_tasks=available_tasks,
+        )
+    except PowerError as exc:
+        raise GateInputError(str(exc)) from None
+
+
+def _design_line(design: GateDesign, baseline: Run) -> str:
+    return (
+        f"this design cannot pass an unchanged strategy: at {design.tasks} tasks × {design.trials} trials the "
+        f"non-inferiority gate on {design.metric} at margin {design.margin:g} passes a candidate with "
+        f"{baseline.manifest.run_id}'s per-task rates with probability {design.pass_probability:.2f} "
+        f"(< {design.target:.0%}); {design.advice()} (tauguard power {baseline.path} --margin {design.margin:g} "
+        f"--k {design.k}); not gated: exit 2, not a failure"
+    )
 
 
 # --------------------------------------------------------------------------- floors
@@ -397,6 +481,147 @@ def evaluate_floors(metrics: RunMetrics, config: FloorsConfig) -> list[GateCrite
     return checks
 
 
+@dataclass
+class GateContext:
+    """What every criterion of a gate reads: the runs, the options, and what earlier criteria found.
+
+    A criterion may add notes (``notes``) and fill the report fields it owns (``report``, passed
+    to :class:`GateReport`); it returns its results.
+    """
+
+    run: Run
+    baseline: Run | None
+    run_ref: RunRef
+    baseline_ref: RunRef | None
+    options: dict[str, object]
+    notes: list[str] = field(default_factory=list)
+    report: dict[str, object] = field(default_factory=dict)
+
+
+Criterion = Callable[[GateContext], list[GateCriterion]]
+# Criteria every gate evaluates after the built-in ones (see register_criterion).
+_REGISTERED: list[Criterion] = []
+
+
+def register_criterion(criterion: Criterion) -> Criterion:
+    """Add a criterion every :func:`run_gate` evaluates after the built-in ones (usable as a decorator)."""
+    if criterion not in _REGISTERED:
+        _REGISTERED.append(criterion)
+    return criterion
+
+
+def completeness_criterion(ctx: GateContext) -> list[GateCriterion]:
+    """A failing check per incomplete run, unless ``allow_partial`` (then a note)."""
+    out = []
+    for role, r in (("candidate", ctx.run_ref), ("baseline", ctx.baseline_ref)):
+        if r is None or r.complete:
+            continue
+        if ctx.options.get("allow_partial"):
+            ctx.notes.append(f"{role} run {r.run_id} is incomplete ({r.completeness()}): gated anyway (--allow-partial)")
+        else:
+            out.append(completeness_check(r, role))
+    return out
+
+
+def exact_check(ctx: GateContext, reason: str) -> GateCriterion:
+    """The outcome-by-outcome check of two deterministic runs (see :mod:`tauguard.analysis.exact`)."""
+    assert ctx.baseline is not None
+    metric = ctx.options.get("metric")
+    kind = "pass^"
+    if isinstance(metric, str):
+        try:
+            spec = parse_metric(metric, scalars=False)
+        except ValueError:
+            raise GateInputError(
+                f"invalid --metric {metric!r}; allowed: " + ", ".join(f"{m.kind}K" for m in METRICS)
+            ) from None
+        assert spec.definition is not None
+        kind = spec.definition.kind
+        trials = min(ctx.run.manifest.trials, ctx.baseline.manifest.trials)
+        if spec.k is None or spec.k > trials:
+            ks = ", ".join(f"{m.kind}1..{m.kind}{trials}" for m in METRICS)
+            raise GateInputError(f"invalid --metric {metric!r}; allowed: {ks}")
+    subset: Subset = ctx.options.get("subset", "all")  # type: ignore[assignment]
+    table = flip_table(ctx.baseline, ctx.run, metric=metric if isinstance(metric, str) else kind, subset=subset)
+    allowed = int(ctx.options.get("max_regressions", 0))  # type: ignore[call-overload]
+    if not table.compared:
+        raise GateInputError(
+            f"no (task, trial) has the outcome '{table.outcome}' in both runs: {table.metric} cannot be gated"
+        )
+    passed = exact_pass(table.regressed, allowed)
+    rel = "<=" if passed else ">"
+    message = f"{flip_summary(table)}; {table.regressed} regression(s) {rel} {allowed} allowed (--max-regressions)"
+    ctx.report.update(gate="exact", gate_reason=reason, flips=table, max_regressions=allowed)
+    return GateCriterion(
+        name=f"exact {table.metric} outcomes vs baseline {ctx.baseline.manifest.run_id}",
+        kind="exact",
+        metric=table.metric,
+        slice=f"all domains/{subset}",
+        passed=passed,
+        observed=float(table.regressed),
+        threshold=float(allowed),
+        message=message,
+    )
+
+
+def baseline_criterion(ctx: GateContext) -> list[GateCriterion]:
+    """The baseline check: exact for deterministic sim pairs, statistical otherwise."""
+    run, baseline = ctx.run, ctx.baseline
+    if baseline is None:
+        return []
+    assert ctx.baseline_ref is not None
+    opts = ctx.options
+    exact, reason = exact_pairing(baseline, run, ctx.baseline_ref, ctx.run_ref)
+    if exact and opts.get("statistical"):
+        exact, reason = False, f"--statistical asked for intervals (the runs qualify for the exact gate: {reason})"
+    if exact:
+        return [exact_check(ctx, reason)]
+    mode: GateMode = opts["mode"]  # type: ignore[assignment]
+    check, comparison, base_notes, design = check_baseline(
+        run,
+        baseline,
+        metric=opts.get("metric"),  # type: ignore[arg-type]
+        margin=opts["margin"],  # type: ignore[arg-type]
+        mode=mode,
+        n_resamples=opts["n_resamples"],  # type: ignore[arg-type]
+        confidence=opts["confidence"],  # type: ignore[arg-type]
+        seed=opts["seed"],  # type: ignore[arg-type]
+        subset=opts["subset"],  # type: ignore[arg-type]
+        min_tasks=opts.get("min_tasks"),  # type: ignore[arg-type]
+        design_target=DESIGN_TARGET,
+        available_tasks=opts.get("available_tasks"),  # type: ignore[arg-type]
+    )
+    # Checked after the comparison, so a pair with no common task gets that (more basic) error.
+    pairing = pairing_differences(baseline.manifest, run.manifest)
+    if pairing:
+        warnings = [d.warning(baseline.manifest.run_id, run.manifest.run_id) for d in pairing]
+        if not opts.get("allow_unpaired"):
+            fields = ", ".join(d.field for d in pairing)
+            raise UnpairedRunsError(
+                f"run {run.manifest.run_id} and baseline {baseline.manifest.run_id} are not paired ({fields} "
+                "differ); gate runs made with the same seed, faults, user model, split, tasks and tau2, "
+                "or pass --allow-unpaired",
+                pairing,
+                warnings,
+            )
+        ctx.notes.extend(f"{w} (gated anyway: --allow-unpaired)" for w in warnings)
+    ctx.notes.extend(base_notes)
+    ctx.report.update(gate="statistical", gate_reason=reason, comparison=comparison, pairing=pairing, design=design)
+    return [check]
+
+
+def floors_criterion(ctx: GateContext) -> list[GateCriterion]:
+    """The absolute floors, when a floors file was given."""
+    floors = ctx.options.get("floors")
+    if floors is None:
+        return []
+    assert isinstance(floors, FloorsConfig)
+    return evaluate_floors(summarize_run(ctx.run), floors)
+
+
+BUILTIN_CRITERIA: tuple[Criterion, ...] = (completeness_criterion, baseline_criterion, floors_criterion)
+
+
 def run_gate(
     run: Run,
     *,
@@ -412,79 +637,65 @@ def run_gate(
     min_tasks: int | None = None,
     allow_partial: bool = False,
     allow_unpaired: bool = False,
+    max_regressions: int = 0,
+    statistical: bool = False,
+    available_tasks: int | None = None,
+    criteria: Sequence[Criterion] = (),
 ) -> GateReport:
-    """Run every requested check; the gate passes when all checks pass.
+    """Evaluate every criterion (the built-in ones, the registered ones, then ``criteria``); the gate
+    passes when every result passes.
 
     An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
-    adds a failing completeness check unless ``allow_partial``. A baseline whose manifest
+    adds a failing completeness check unless ``allow_partial``. Two deterministic sim runs that
+    differ only in the strategy are gated exactly (at most ``max_regressions`` regressed (task,
+    trial) outcomes) unless ``statistical``. Otherwise a baseline whose manifest
     differs from the run's in a field pairing needs (:mod:`tauguard.analysis.pairing`: seed, fault
     profile, uptake, sim feedback mode, attack, user model, split, task ids, τ² version) raises
     :class:`UnpairedRunsError` unless ``allow_unpaired``: a paired gate on unpaired runs measures
-    the difference in setup, not the strategy.
+    the difference in setup, not the strategy; and a non-inferiority design that cannot pass an
+    unchanged strategy raises :class:`GateDesignError` (``available_tasks``: the domains' tasks, for
+    its advice).
     """
     if baseline is None and floors is None:
         raise GateInputError("nothing to check: give --baseline RUN and/or --floors FILE")
     if baseline is None and metric is not None:
         raise GateInputError("--metric applies to the baseline comparison: give --baseline RUN")
+    if margin < 0:
+        raise GateInputError(f"margin must be >= 0, got {margin:g}")
+    if max_regressions < 0:
+        raise GateInputError(f"max regressions must be >= 0, got {max_regressions}")
     ref = run_ref(run)
     base_ref = run_ref(baseline) if baseline is not None else None
+    ctx = GateContext(
+        run=run,
+        baseline=baseline,
+        run_ref=ref,
+        baseline_ref=base_ref,
+        options={
+            "floors": floors, "metric": metric, "margin": margin, "mode": mode, "n_resamples": n_resamples,
+            "confidence": confidence, "seed": seed, "subset": subset, "min_tasks": min_tasks,
+            "allow_partial": allow_partial, "allow_unpaired": allow_unpaired, "max_regressions": max_regressions,
+            "statistical": statistical, "available_tasks": available_tasks,
+        },
+    )
     checks: list[GateCriterion] = []
-    notes: list[str] = []
-    for role, r in (("candidate", ref), ("baseline", base_ref)):
-        if r is None or r.complete:
-            continue
-        if allow_partial:
-            notes.append(f"{role} run {r.run_id} is incomplete ({r.completeness()}): gated anyway (--allow-partial)")
-        else:
-            checks.append(completeness_check(r, role))
-    comparison: KComparison | None = None
-    pairing: list[PairingDifference] = []
-    if baseline is not None:
-        check, comparison, base_notes = check_baseline(
-            run,
-            baseline,
-            metric=metric,
-            margin=margin,
-            mode=mode,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            subset=subset,
-            min_tasks=min_tasks,
-        )
-        checks.append(check)
-        # Checked after the comparison, so a pair with no common task gets that (more basic) error.
-        pairing = pairing_differences(baseline.manifest, run.manifest)
-        if pairing:
-            warnings = [d.warning(baseline.manifest.run_id, run.manifest.run_id) for d in pairing]
-            if not allow_unpaired:
-                fields = ", ".join(d.field for d in pairing)
-                raise UnpairedRunsError(
-                    f"run {run.manifest.run_id} and baseline {baseline.manifest.run_id} are not paired ({fields} "
-                    "differ); gate runs made with the same seed, faults, user model, split, tasks and tau2, "
-                    "or pass --allow-unpaired",
-                    pairing,
-                    warnings,
-                )
-            notes += [f"{w} (gated anyway: --allow-unpaired)" for w in warnings]
-        notes += base_notes
-    notes = run_notes(*(r for r in (base_ref, ref) if r is not None), incomplete=False) + notes
-    if floors is not None:
-        checks += evaluate_floors(summarize_run(run), floors)
+    for criterion in (*BUILTIN_CRITERIA, *_REGISTERED, *criteria):
+        checks += criterion(ctx)
+    notes = run_notes(*(r for r in (base_ref, ref) if r is not None), incomplete=False) + ctx.notes
     simulated = ref.simulated or (base_ref is not None and base_ref.simulated)
+    statistical_gate = ctx.report.get("gate") == "statistical"
     return GateReport(
         passed=all(c.passed for c in checks),
         simulated=simulated,
         simulation_note=SIMULATION_NOTE if simulated else None,
         run=ref,
         baseline=base_ref,
-        mode=mode if baseline is not None else None,
-        margin=margin if baseline is not None and mode == "non-inferiority" else None,
-        min_tasks=(min_tasks or default_min_tasks(confidence)) if baseline is not None else None,
-        seed=seed if baseline is not None else None,
-        n_resamples=n_resamples if baseline is not None else None,
-        comparison=comparison,
-        pairing=pairing,
+        mode=mode if statistical_gate else None,
+        margin=margin if statistical_gate and mode == "non-inferiority" else None,
+        min_tasks=(min_tasks or default_min_tasks(confidence)) if statistical_gate else None,
+        seed=seed if statistical_gate else None,
+        n_resamples=n_resamples if statistical_gate else None,
         notes=notes,
         checks=checks,
+        **ctx.report,  # type: ignore[arg-type]
     )

@@ -23,19 +23,21 @@ estimate is conservative for them. Pure library: numpy only, no tau2 or litellm.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import comb
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from tauguard.analysis.metrics import TaskOutcome
-from tauguard.analysis.stats import min_tasks_to_reject
+from tauguard.analysis.decision import non_inferior
+from tauguard.analysis.metrics import MetricDef, TaskOutcome
+from tauguard.analysis.stats import adjusted_bounds, min_tasks_to_reject
 from tauguard.errors import TauguardInputError
 
 # Task counts tried when searching for the fewest tasks that reach the target power.
 MAX_TASKS = 5_000
 TRIAL_MULTIPLES = (1, 2, 4)  # trials per task tried: k, 2k, 4k
+GATE_MAX_TRIAL_MULTIPLE = 16  # trials per task tried within a domain's tasks: k .. 16k
 
 
 class PowerError(TauguardInputError):
@@ -72,6 +74,9 @@ class PowerPlan(BaseModel):
     designs: list[DesignPower] = Field(default_factory=list)  # per trial count: fewest tasks reaching the target
     current: DesignPower  # the run as it stands, at Δ
     mde: float | None  # smallest |Δ| (same sign) the run as it stands detects with the target power
+    available_tasks: int | None = None  # tasks the pilot's domains have (None: not known)
+    # When every design needs more tasks than the domains have: the fewest trials at the domains' tasks.
+    within_tasks: DesignPower | None = None
     notes: list[str] = Field(default_factory=list)
 
 
@@ -202,10 +207,13 @@ def plan_power(
     confidence: float = 0.95,
     simulations: int = 1_000,
     seed: int = 0,
+    available_tasks: int | None = None,
 ) -> PowerPlan:
     """Tasks × trials for 80 % (``target_power``) power to detect Δpass^k = ``delta``, and the pilot's MDE.
 
-    ``delta`` may be omitted with ``versus``: the observed difference is planned for. Raises
+    ``delta`` may be omitted with ``versus``: the observed difference is planned for. With
+    ``available_tasks`` (the tasks the domains have), a design that needs more is flagged, and the
+    fewest trials per task at the available tasks that reach the target are offered instead. Raises
     :class:`PowerError` with one line for a Δ that is 0, outside (-1, 1) or not reachable from
     the pilot's rates, or a pilot without evaluated trials.
     """
@@ -259,6 +267,25 @@ def plan_power(
             notes.append(f"{k * mult} trials per task: not even {MAX_TASKS} tasks reach {target_power:.0%} power")
         else:
             designs.append(found)
+    within = None
+    if available_tasks is not None:
+        over = [d for d in designs if d.tasks > available_tasks]
+        for d in over:
+            notes.append(
+                f"{d.trials} trials per task: {d.tasks} tasks needed, more than the {available_tasks} the domains have"
+            )
+        if len(over) == len(designs):
+            for mult in range(1, GATE_MAX_TRIAL_MULTIPLE + 1):
+                got = _power(model, delta, available_tasks, k * mult, **kw)  # type: ignore[arg-type]
+                if got >= target_power:
+                    within = DesignPower(tasks=available_tasks, trials=k * mult, power=got)
+                    break
+            notes.append(
+                f"within the domains' {available_tasks} tasks: "
+                + (f"{within.trials} trials per task reach {within.power:.0%} power (more trials, or the same "
+                   "tasks on more seeds, instead of more tasks)" if within is not None else
+                   f"no trial count up to {GATE_MAX_TRIAL_MULTIPLE * k} reaches {target_power:.0%} power")
+            )
     current_trials = max(pilot_trials, k)
     if pilot_trials < k:
         notes.append(f"the pilot has only {pilot_trials} trial(s) on some task; its design is taken at {k} trials")
@@ -283,5 +310,151 @@ def plan_power(
         designs=designs,
         current=current,
         mde=_mde(model, sign, len(tasks), current_trials, target_power, **kw),
+        available_tasks=available_tasks,
+        within_tasks=within,
         notes=notes,
     )
+
+
+# --------------------------------------------------------------------------- can the gate pass?
+
+
+class GateDesign(BaseModel):
+    """Whether a non-inferiority gate's design can pass an unchanged strategy, and which design would.
+
+    An unchanged strategy is a candidate whose per-task rates are the baseline's own (true Δ = 0).
+    The gate should pass it: a design that passes it rarely (a wide interval against a tight margin)
+    fails every candidate, good or bad, and teaches users to switch the gate off.
+    """
+
+    metric: str
+    k: int
+    margin: float
+    confidence: float
+    target: float  # the probability of passing an unchanged strategy the design must reach
+    simulations: int
+    seed: int
+    tasks: int
+    trials: int
+    pass_probability: float  # of this design, by simulation with the gate's own rule
+    # The smallest margin at which this design passes an unchanged strategy with the target probability.
+    smallest_margin: float
+    needed: DesignPower | None = None  # fewest tasks at this trial count reaching the target (None: > MAX_TASKS)
+    available_tasks: int | None = None  # tasks the run's domains have (None: not known)
+    # When ``needed`` exceeds the available tasks: the fewest trials at the available tasks that reach it.
+    within_tasks: DesignPower | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """Whether this design passes an unchanged strategy with at least the target probability."""
+        return self.pass_probability >= self.target
+
+    def advice(self) -> str:
+        """One line: which design would reach the target (or that none within the domain does)."""
+        parts = []
+        if self.needed is not None and (self.available_tasks is None or self.needed.tasks <= self.available_tasks):
+            parts.append(f"{self.needed.tasks} tasks × {self.needed.trials} trials would ({self.needed.power:.0%})")
+        elif self.within_tasks is not None:
+            parts.append(
+                f"{self.within_tasks.tasks} tasks × {self.within_tasks.trials} trials would ({self.within_tasks.power:.0%}; "
+                f"the domains have {self.available_tasks} tasks, so add trials or seeds, not tasks)"
+            )
+        else:
+            have = f"the domains' {self.available_tasks} tasks" if self.available_tasks else f"{MAX_TASKS} tasks"
+            parts.append(f"no design within {have} and {GATE_MAX_TRIAL_MULTIPLE}k trials reaches it")
+        parts.append(f"this design passes it at margin ≥ {self.smallest_margin:.3f}")
+        return "; ".join(parts)
+
+
+
+def _rate_table(mdef: MetricDef, trials: int, k: int) -> np.ndarray:
+    return np.array([float(mdef.exact(trials, c, k)) for c in range(trials + 1)])
+
+
+def _unchanged_lows(
+    p: np.ndarray, mdef: MetricDef, k: int, tasks: int, trials: int, *, confidence: float, simulations: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The adjusted CI's bounds over simulated pairs of runs whose per-task rates are both ``p``."""
+    rng = np.random.default_rng([seed, tasks, trials])
+    table = _rate_table(mdef, trials, k)
+    rates = p[rng.integers(0, p.size, size=(simulations, tasks))]
+    d = table[rng.binomial(trials, rates)] - table[rng.binomial(trials, rates)]
+    low, high, _ = adjusted_bounds(d.sum(axis=1), np.square(d).sum(axis=1), tasks, confidence=confidence)
+    return low, high
+
+
+def unchanged_pass_probability(
+    p: np.ndarray, mdef: MetricDef, k: int, tasks: int, trials: int, *, margin: float,
+    confidence: float = 0.95, simulations: int = 1_000, seed: int = 0,
+) -> float:
+    """The probability that `check`'s non-inferiority rule (:func:`~tauguard.analysis.decision.non_inferior`)
+    passes a candidate with the baseline's per-task rates ``p``, at ``tasks`` × ``trials``."""
+    low, high = _unchanged_lows(p, mdef, k, tasks, trials, confidence=confidence, simulations=simulations, seed=seed)
+    return float(np.mean(non_inferior(low, high, margin, mdef.higher_is_better)))
+
+
+def gate_design(
+    p: Sequence[float] | np.ndarray,
+    mdef: MetricDef,
+    k: int,
+    *,
+    tasks: int,
+    trials: int,
+    margin: float,
+    confidence: float = 0.95,
+    target: float = 0.8,
+    simulations: int = 1_000,
+    seed: int = 0,
+    available_tasks: int | None = None,
+) -> GateDesign:
+    """Whether ``tasks`` × ``trials`` lets a non-inferiority gate at ``margin`` pass an unchanged strategy
+    with probability ``target``, and the fewest tasks (or, beyond ``available_tasks``, trials) that would.
+
+    ``p`` are the baseline's per-task rates of the metric's per-trial event (successes / trials).
+    """
+    rates = np.asarray(p, dtype=float)
+    if rates.size == 0:
+        raise PowerError("no task to plan the gate's design from")
+    kw = {"confidence": confidence, "simulations": simulations, "seed": seed}
+
+    def prob(m: int, n: int) -> float:
+        return unchanged_pass_probability(rates, mdef, k, m, n, margin=margin, **kw)  # type: ignore[arg-type]
+
+    low, high = _unchanged_lows(rates, mdef, k, tasks, trials, **kw)  # type: ignore[arg-type]
+    bad_side = -low if mdef.higher_is_better else high
+    # P(bad side < margin) >= target  <=>  margin > the target-quantile of the bad-side bound.
+    smallest = float(np.quantile(bad_side, target))
+    here = float(np.mean(non_inferior(low, high, margin, mdef.higher_is_better)))
+    design = GateDesign(
+        metric=f"{mdef.kind}{k}", k=k, margin=margin, confidence=confidence, target=target,
+        simulations=simulations, seed=seed, tasks=tasks, trials=trials, pass_probability=here,
+        smallest_margin=max(0.0, smallest), available_tasks=available_tasks,
+    )
+    if design.feasible:
+        return design
+    design.needed = _fewest(lambda m: prob(m, trials), trials, target)
+    if available_tasks is not None and (design.needed is None or design.needed.tasks > available_tasks):
+        for mult in range(max(1, -(-trials // k)) + 1, GATE_MAX_TRIAL_MULTIPLE + 1):
+            got = prob(available_tasks, k * mult)
+            if got >= target:
+                design.within_tasks = DesignPower(tasks=available_tasks, trials=k * mult, power=got)
+                break
+    return design
+
+
+def _fewest(prob: Callable[[int], float], trials: int, target: float) -> DesignPower | None:
+    """The fewest tasks (up to :data:`MAX_TASKS`) at which ``prob`` reaches the target; doubling, then bisection."""
+    lo, hi = 0, 6
+    while (got := prob(hi)) < target:
+        if hi >= MAX_TASKS:
+            return None
+        lo, hi = hi, min(2 * hi, MAX_TASKS)
+    best = got
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        got = prob(mid)
+        if got >= target:
+            hi, best = mid, got
+        else:
+            lo = mid
+    return DesignPower(tasks=hi, trials=trials, power=best)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from tauguard.tables import fit_table
 
+from tauguard.analysis.exact import flip_rows, flip_summary
 from tauguard.analysis.gate import GateReport
 from tauguard.analysis.compare_model import (
     CompareReport,
@@ -147,6 +148,7 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         lines.append(("- " if md else "") + f"warning: {warning}")
     for note in comp.notes:
         lines.append(("- " if md else "") + f"note: {note}")
+    lines += _flip_section(comp, fmt)
     for mc in comp.metric_comparisons():
         lines.append("")
         lines += _metric_section(mc, fmt, comp)
@@ -173,6 +175,20 @@ def _comparison_text(comp: Comparison, fmt: TextFormat, tasks: bool) -> list[str
         ]
         lines.append(fit_table(task_rows, headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     lines.append("")
+    return lines
+
+
+def _flip_section(comp: Comparison, fmt: TextFormat) -> list[str]:
+    """The exact, outcome-by-outcome comparison of deterministic runs (what `check` gates on), or why there is none."""
+    md = fmt == "markdown"
+    if comp.flips is None:
+        if comp.exact_reason is None:
+            return []
+        return [("- " if md else "") + f"exact comparison: not available, because {comp.exact_reason}; statistics only"]
+    lines = [("- " if md else "") + f"{flip_summary(comp.flips)}, because {comp.exact_reason}"]
+    if comp.flips.flips:
+        lines += ["", "flipped (task, trial) outcomes:", ""]
+        lines.append(fit_table(flip_rows(comp.flips), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     return lines
 
 
@@ -257,6 +273,14 @@ def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
     lines.append(("- " if md else "") + f"run: {_run_label(report.run)}")
     if report.baseline is not None:
         lines.append(("- " if md else "") + f"baseline: {_run_label(report.baseline)}")
+    if report.gate is not None:
+        lines.append(("- " if md else "") + f"gate: {report.gate} ({gate_form_label(report.gate)}), because {report.gate_reason}")
+    if report.design is not None:
+        d = report.design
+        lines.append(
+            ("- " if md else "") + f"design: {d.tasks} tasks × {d.trials} trials passes an unchanged strategy at margin "
+            f"{d.margin:g} with probability {d.pass_probability:.2f} (simulated, {d.simulations} pairs; ≥ {d.target:.0%} needed)"
+        )
     for note in report.notes:
         lines.append(("- " if md else "") + f"note: {note}")
     lines.append("")
@@ -267,6 +291,9 @@ def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
         lines.append(fit_table(rows, headers="keys", tablefmt="github", disable_numparse=True))
     else:
         lines += [f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.message}" for c in report.checks]
+    if report.flips is not None and report.flips.flips:
+        lines += ["", "flipped (task, trial) outcomes:" if not md else "**flipped (task, trial) outcomes**", ""]
+        lines.append(fit_table(flip_rows(report.flips), headers="keys", tablefmt=_tablefmt(fmt), disable_numparse=True))
     lines.append("")
     failed = len(report.failed)
     verdict = (
@@ -276,6 +303,14 @@ def render_gate_text(report: GateReport, fmt: TextFormat = "table") -> str:
     )
     lines.append(f"**result: {verdict}**" if md else f"result: {verdict}")
     return "\n".join(lines) + "\n"
+
+
+def gate_form_label(form: str) -> str:
+    """What each form of baseline gate decides on, in words."""
+    return {
+        "exact": "outcome by outcome, no interval",
+        "statistical": "adjusted Wald interval of the mean per-task Δ",
+    }.get(form, form)
 
 
 def render_gate_json(report: GateReport) -> str:
@@ -302,6 +337,8 @@ def render_gate_junit(report: GateReport) -> str:
     if report.baseline is not None:
         ET.SubElement(props, "property", name="baseline", value=report.baseline.run_id)
     ET.SubElement(props, "property", name="simulated", value=str(report.simulated).lower())
+    if report.gate is not None:
+        ET.SubElement(props, "property", name="gate", value=f"{report.gate}: {report.gate_reason}")
     for check in report.checks:
         # the command's name, not the module's: CI dashboards group test cases by classname
         case = ET.SubElement(suite, "testcase", classname=f"tauguard.check.{check.kind}", name=check.name, time="0")

@@ -28,7 +28,6 @@ exactly in integers instead.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 from statistics import NormalDist
@@ -256,24 +255,61 @@ def adjusted_mean_cis(diffs: ArrayLike, *, confidence: float = 0.95) -> list[Mea
     if np.any(np.abs(d) > 1 + 1e-12):
         raise ValueError("per-task differences must lie in [-1, 1]")
     m = d.shape[0]
-    z = _z(confidence)
-    out = []
-    for j in range(d.shape[1]):
-        col = np.ascontiguousarray(d[:, j])
-        centre = float(col.sum()) / (m + 2)
-        var = max(0.0, (float(np.square(col).sum()) + 2) / (m + 2) - centre**2)
-        se = math.sqrt(var / (m + 2))
-        out.append(
-            MeanCI(
-                estimate=float(col.mean()),
-                low=max(-1.0, centre - z * se),
-                high=min(1.0, centre + z * se),
-                se=se,
-                confidence=confidence,
-                tasks=m,
-            )
+    # Column by column, contiguous: a column's interval must not depend on its neighbours' rounding.
+    cols = [np.ascontiguousarray(d[:, j]) for j in range(d.shape[1])]
+    sums = np.array([float(c.sum()) for c in cols])
+    sums_sq = np.array([float(np.square(c).sum()) for c in cols])
+    low, high, se = adjusted_bounds(sums, sums_sq, m, confidence=confidence)
+    return [
+        MeanCI(
+            estimate=float(cols[j].mean()),
+            low=float(low[j]),
+            high=float(high[j]),
+            se=float(se[j]),
+            confidence=confidence,
+            tasks=m,
         )
-    return out
+        for j in range(d.shape[1])
+    ]
+
+
+def adjusted_bounds(
+    sums: ArrayLike, sums_sq: ArrayLike, tasks: int, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adjusted Wald bounds (low, high) and standard error from the sums of per-task
+    differences and of their squares over ``tasks`` tasks, element-wise.
+
+    The one formula behind :func:`adjusted_mean_cis` and the simulations of
+    :mod:`tauguard.analysis.power` (many simulated datasets at once), so that the planner decides
+    exactly as `compare` and `check` do.
+    """
+    s = np.asarray(sums, dtype=float)
+    s2 = np.asarray(sums_sq, dtype=float)
+    centre = s / (tasks + 2)
+    var = np.maximum(0.0, (s2 + 2) / (tasks + 2) - centre**2)
+    se = np.sqrt(var / (tasks + 2))
+    z = _z(confidence)
+    return np.maximum(-1.0, centre - z * se), np.minimum(1.0, centre + z * se), se
+
+
+def adjusted_rate_ci(values: ArrayLike, *, confidence: float = 0.95) -> MeanCI:
+    """The same adjusted interval for the mean of per-task values in [0, 1] (one run's pass^k over tasks).
+
+    The values are mapped to [-1, 1] (``2x - 1``), given :func:`adjusted_mean_cis`'s two
+    pseudo-tasks (there: one task at 0 and one at 1) and mapped back, so `show`, the report's bands
+    and `compare`'s Δ intervals are one method. It never has zero width: six tasks that all pass
+    give [0.646, 1.000], not the percentile bootstrap's [1.000, 1.000].
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError("values must be a non-empty 1-d array")
+    if np.any(x < -1e-12) or np.any(x > 1 + 1e-12):
+        raise ValueError("per-task values must lie in [0, 1]")
+    ci = adjusted_mean_cis(2 * x - 1, confidence=confidence)[0]
+    return MeanCI(
+        estimate=float(x.mean()), low=(ci.low + 1) / 2, high=(ci.high + 1) / 2, se=ci.se / 2,
+        confidence=confidence, tasks=ci.tasks,
+    )
 
 
 def adjusted_mean_ci(diffs: ArrayLike, *, confidence: float = 0.95) -> MeanCI:

@@ -86,13 +86,26 @@ def check(
     resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Monte Carlo sign-flip patterns."),
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     subset: SubsetChoice = typer.Option(SubsetChoice.all, "--subset", help="Tasks of the baseline comparison."),
+    max_regressions: int = typer.Option(
+        0,
+        "--max-regressions",
+        min=0,
+        help="Exact gate (two deterministic sim runs that differ only in the strategy): regressed "
+        "(task, trial) outcomes allowed.",
+    ),
+    statistical: bool = typer.Option(
+        False, "--statistical", help="Gate on intervals even when the runs qualify for the exact gate."
+    ),
 ) -> None:
-    """Gate a run: non-inferiority (or regression) against a baseline, and/or absolute floors.
+    """Gate a run against a baseline (exactly, outcome by outcome, for two deterministic sim runs
+    that differ only in the strategy; else non-inferiority or regression on an interval), and/or floors.
 
-    Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error.
+    Exit 0 when every check passes, 1 when one fails, 2 on a usage or input error, or when the
+    design cannot pass an unchanged strategy at the margin (the line names a design that can).
     """
     from tauguard.analysis.compare import CompareError, load_runs
     from tauguard.analysis.gate import GateInputError, UnpairedRunsError, load_floors, run_gate
+    from tauguard.cli.power import domain_task_count
     from tauguard.analysis.render import render_gate_json, render_gate_junit, render_gate_text
     from tauguard.runs.store import RunLoadError
 
@@ -127,6 +140,9 @@ def check(
             min_tasks=min_tasks,
             allow_partial=allow_partial,
             allow_unpaired=allow_unpaired,
+            max_regressions=max_regressions,
+            statistical=statistical,
+            available_tasks=domain_task_count(loaded[1]) if baseline is not None and subset == SubsetChoice.all else None,
         )
         if floors_config is not None and floors_config.axes is not None:
             _gate_axes(report, paths, floors_config.axes, confidence=confidence, seed=seed, n_resamples=resamples)

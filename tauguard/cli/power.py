@@ -10,7 +10,21 @@ import typer
 from tauguard.cli.common import OutputFormat, fail, ranged
 
 if TYPE_CHECKING:
-    from tauguard.analysis.power import PowerPlan
+    from tauguard.analysis.metrics import TaskOutcome
+    from tauguard.analysis.power import GateDesign, PowerPlan
+    from tauguard.runs.store import Run
+
+
+def domain_task_count(run: Run) -> int | None:
+    """How many tasks the run's domains have in its split (τ²'s split_tasks.json); None when unknown
+    (an imported run, a domain τ² does not know)."""
+    m = run.manifest
+    if m.source != "run":
+        return None
+    from tauguard.tau2_adapter.task_counts import split_task_count
+
+    counts = [split_task_count(d, m.split) for d in m.domains]
+    return None if any(c is None for c in counts) else sum(c for c in counts if c is not None) or None
 
 
 def _pilot(plan: PowerPlan) -> str:
@@ -57,6 +71,11 @@ def render_power(plan: PowerPlan, fmt: str) -> str:
         "Model: tasks drawn from the pilot's per-task success rates, independent trials, compare's adjusted CI "
         "(see docs/compare_and_check.md); sim runs on one seed are more alike, so this is conservative for them."
     )
+    if plan.simulated:
+        lines.append(
+            "note: `check` gates two sim runs that differ only in the strategy exactly, outcome by outcome (no interval); "
+            "this plan is for noisy runs (real LLMs)."
+        )
     return "\n".join(lines)
 
 
@@ -72,8 +91,17 @@ def power(
     simulations: int = typer.Option(1000, "--simulations", min=100, max=100_000, help="Simulated pairs of runs per design."),
     seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the simulation."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
+    margin: float | None = typer.Option(
+        None,
+        "--margin",
+        min=0.0,
+        max=1.0,
+        help="Also say whether `check --margin M` can pass an unchanged strategy at this design, and which design can. "
+        "\\[default: none]",
+    ),
 ) -> None:
-    """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE.
+    """Plan tasks × trials: the design needed for 80 % power to detect Δpass^k, and the run's MDE;
+    with --margin, whether `check` can pass an unchanged strategy at this design (--margin alone: only that).
 
     Simulates pairs of runs from the pilot run's per-task success rates and decides each as
     `compare` does. Without --vs the candidate breaks (Δ < 0) or fixes (Δ > 0) whole tasks.
@@ -89,19 +117,31 @@ def power(
         pilot = run_task_outcomes(loaded[0])
         versus = run_task_outcomes(loaded[1]) if vs is not None else None
         ns = [o.trials for o in pilot if o.trials > 0]
-        plan = plan_power(
-            pilot,
-            run_id=loaded[0].manifest.run_id,
-            simulated=any(run_is_simulated(r) for r in loaded),
-            k=k if k is not None else max(1, min(ns, default=1)),
-            delta=delta,
-            versus=versus,
-            vs_run_id=loaded[1].manifest.run_id if vs is not None else None,
-            target_power=target,
-            confidence=confidence,
-            simulations=simulations,
-            seed=seed,
-        )
+        kk = k if k is not None else max(1, min(ns, default=1))
+        available = domain_task_count(loaded[0])
+        simulated = any(run_is_simulated(r) for r in loaded)
+        plan = None
+        # --margin alone asks only check's design question; --delta (or --vs) plans for an effect.
+        if delta is not None or vs is not None or margin is None:
+            plan = plan_power(
+                pilot,
+                run_id=loaded[0].manifest.run_id,
+                simulated=simulated,
+                k=kk,
+                delta=delta,
+                versus=versus,
+                vs_run_id=loaded[1].manifest.run_id if vs is not None else None,
+                target_power=target,
+                confidence=confidence,
+                simulations=simulations,
+                seed=seed,
+                available_tasks=available,
+            )
+        design = None
+        if margin is not None:
+            design = _gate_design(
+                pilot, kk, margin, confidence=confidence, available_tasks=available, simulations=simulations, seed=seed
+            )
     except (RunLoadError, PowerError) as exc:
         fail(str(exc))
     if vs is not None:
@@ -110,6 +150,48 @@ def power(
         for line in pairing_warnings(loaded[0].manifest, loaded[1].manifest):
             typer.echo(f"warning: {line}", err=True)
     if fmt == OutputFormat.json:
-        typer.echo(plan.model_dump_json(indent=2))
-    else:
+        import json
+
+        data = plan.model_dump(mode="json") if plan is not None else {"run_id": loaded[0].manifest.run_id, "simulated": simulated}
+        if design is not None:
+            data["gate_design"] = design.model_dump(mode="json")
+        typer.echo(json.dumps(data, indent=2))
+        return
+    if plan is not None:
         typer.echo(render_power(plan, fmt.value))
+    elif simulated:
+        from tauguard.runs.records import SIMULATION_NOTE
+
+        typer.echo(f"> **{SIMULATION_NOTE}**" if fmt == OutputFormat.markdown else SIMULATION_NOTE)
+    if design is not None:
+        typer.echo(gate_design_line(design))
+
+
+def _gate_design(
+    pilot: list[TaskOutcome], k: int, margin: float, *, confidence: float, available_tasks: int | None, simulations: int,
+    seed: int,
+) -> GateDesign:
+    """`check`'s design question for the pilot as both baseline and candidate (the same function `check` asks):
+    its tasks with at least k evaluated trials, at their smallest trial count."""
+    from tauguard.analysis.metrics import metric_def
+    from tauguard.analysis.power import PowerError, gate_design
+
+    used = [o for o in pilot if o.trials >= k]
+    if not used:
+        raise PowerError(f"no pilot task has {k} evaluated trials: give a smaller --k")
+    return gate_design(
+        [o.successes / o.trials for o in used], metric_def("pass^"), k, tasks=len(used),
+        trials=min(o.trials for o in used), margin=margin, confidence=confidence, target=0.8,
+        simulations=simulations, seed=seed, available_tasks=available_tasks,
+    )
+
+
+def gate_design_line(design: GateDesign) -> str:
+    """One line: can `check` pass an unchanged strategy at this design and margin, and which design can."""
+    verdict = "can" if design.feasible else "cannot"
+    line = (
+        f"gate design: `check --margin {design.margin:g}` on {design.metric} {verdict} pass an unchanged strategy at "
+        f"{design.tasks} tasks × {design.trials} trials (probability {design.pass_probability:.2f}, "
+        f"{design.target:.0%} needed)"
+    )
+    return line if design.feasible else f"{line}; {design.advice()}"

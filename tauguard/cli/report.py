@@ -24,8 +24,8 @@ def report(
     primary_k: int | None = typer.Option(
         None, "--primary-k", **ranged("--primary-k"), help="Declared primary k (default: the largest k the runs share)."
     ),
-    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the bootstrap and permutation draws."),
-    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Bootstrap and Monte Carlo resamples."),
+    seed: int = typer.Option(0, "--seed", **ranged("--seed (statistics)"), help="Seed of the permutation draws."),
+    resamples: int = typer.Option(10_000, "--resamples", **ranged("--resamples"), help="Monte Carlo sign-flip permutation patterns."),
     confidence: float = typer.Option(0.95, "--confidence", **ranged("--confidence"), help="CI confidence level."),
     floors: Path | None = typer.Option(None, "--floors", help="TOML floors file: add `check` results per run. \\[default: none]"),
     baseline: Path | None = typer.Option(

@@ -20,8 +20,8 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def ci_line(run: Run, confidence: float = 0.95, n_resamples: int = 2000) -> str | None:
-    """pass^k over all tasks with its bootstrap CI over tasks (the report's bands), or None."""
+def ci_line(run: Run, confidence: float = 0.95) -> str | None:
+    """pass^k over all tasks with its adjusted Wald CI over tasks (the report's bands), or None."""
     from tauguard.analysis.metrics import common_k, metric_def
     from tauguard.analysis.task_table import run_task_outcomes
     from tauguard.report.curves import curve
@@ -32,11 +32,10 @@ def ci_line(run: Run, confidence: float = 0.95, n_resamples: int = 2000) -> str 
     max_k = common_k(outcomes, metric_def("pass^"))
     if not max_k:
         return None
-    points = curve("run", outcomes, "pass^", max_k, slice_key="pass^k|all", n_resamples=n_resamples,
-                   confidence=confidence).points
+    points = curve("run", outcomes, "pass^", max_k, confidence=confidence).points
     cells = [f"pass^{p.k} {_fmt(p.value)} [{_fmt(p.low)}, {_fmt(p.high)}]" for p in points]
-    return (f"{confidence:.0%} CI over tasks (bootstrap, {n_resamples} resamples, seed 0; as the report's bands): "
-            + "; ".join(cells))
+    return (f"{confidence:.0%} CI over tasks (adjusted Wald interval of the mean, Bonett-Price pseudo-tasks; "
+            "the method of compare's Δ CIs and the report's bands): " + "; ".join(cells))
 
 
 def render(summary: "RunSummary", fmt: str, ci: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """`tauguard report`: one self-contained HTML page comparing runs (plots, tables, trial views).
 
 - :mod:`tauguard.report.collect`: the page's data, from the library (compare, metrics, summary, check);
-- :mod:`tauguard.report.curves`: k-metric curves with bootstrap bands;
+- :mod:`tauguard.report.curves`: k-metric curves with adjusted Wald CI bands;
 - :mod:`tauguard.report.trials`: per-trial conversations with guard events inline;
 - :mod:`tauguard.report.plots`: matplotlib figures as inline SVG;
 - :mod:`tauguard.report.render`: the Jinja2 page.

@@ -68,7 +68,6 @@ class ReportOptions:
     seed: int = 0
     n_resamples: int = 10_000
     confidence: float = 0.95
-    band_resamples: int = 2000
     floors: FloorsConfig | None = None
     gate_baseline: Run | None = None
     gate_metric: str | None = None
@@ -241,8 +240,7 @@ def _panels(
             if not chosen or k_max == 0:
                 continue
             curves.append(
-                curve(rid, chosen, kind, k_max, slice_key=f"{metric}|{key}", seed=opts.seed,
-                      n_resamples=opts.band_resamples, confidence=opts.confidence)
+                curve(rid, chosen, kind, k_max, confidence=opts.confidence)
             )
         if curves:
             slug = metric.replace("^", "").replace("@", "").replace(" ", "-").lower()

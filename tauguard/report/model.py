@@ -50,7 +50,7 @@ class RunHeader(BaseModel):
 
 
 class CurvePoint(BaseModel):
-    """A k-metric of one run at one k, with its bootstrap CI over tasks."""
+    """A k-metric of one run at one k, with its adjusted Wald CI over tasks."""
 
     k: int
     value: float | None

@@ -127,7 +127,7 @@ def forest(rows: Sequence[DeltaRow], run_ids: Sequence[str], confidence: float) 
     pad = max(0.05, (hi - lo) * 0.35)
     ax.set_xlim(lo - pad * 0.3, hi + pad)
     k = rows[0].k if rows else 0
-    ax.set_xlabel(f"Δpass^{k} = candidate − baseline (fraction of tasks), {confidence:.0%} paired bootstrap CI")
+    ax.set_xlabel(f"Δpass^{k} = candidate − baseline (fraction of tasks), {confidence:.0%} adjusted Wald CI (Bonett–Price)")
     ax.grid(axis="y", visible=False)
     return _svg(fig, f"Forest plot of Δpass^{k} against the baseline")
 
