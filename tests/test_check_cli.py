@@ -371,3 +371,20 @@ def test_check_and_power_ask_the_same_design_question(runs: dict[str, Path]) -> 
     assert f"passes it at margin ≥ {design['smallest_margin']:.3f}" in res.stderr
     hint = res.stderr[res.stderr.index("(tauguard power ") + 1 : res.stderr.index("); not gated")]
     assert hint == f"tauguard power {runs['noisy']} --margin 0.05 --k 4"
+
+
+def test_the_exact_gate_lists_regressions_on_gold_conflict_tasks_and_counts_them_only_when_asked(tmp_path: Path) -> None:
+    # retail 18 is a documented gold conflict (tauguard/domains/gold_conflicts.toml): a guard that refuses
+    # its policy-violating gold write loses it by being right. retail 5 is an ordinary task.
+    base = write_run(tmp_path, "b", [TaskSpec("retail", t, [True, True]) for t in ("18", "5", "6")])
+    right = write_run(tmp_path, "r", [TaskSpec("retail", "18", [False, False]), TaskSpec("retail", "5", [True, True]),
+                                       TaskSpec("retail", "6", [True, True])], strategy="guard")
+    wrong = write_run(tmp_path, "w", [TaskSpec("retail", "18", [True, True]), TaskSpec("retail", "5", [False, True]),
+                                       TaskSpec("retail", "6", [True, True])], strategy="guard")
+    res = _check(str(right), "--baseline", str(base), exact=True)
+    assert res.exit_code == 0, res.stdout
+    assert "2 on gold-conflict tasks not counted" in " ".join(res.stdout.split())
+    assert _check(str(right), "--baseline", str(base), "--count-conflicts", exact=True).exit_code == 1
+    res = _check(str(wrong), "--baseline", str(base), "--format", "json", exact=True)
+    assert res.exit_code == 1, res.stdout
+    assert "1 regression(s) > 0 allowed" in res.stdout

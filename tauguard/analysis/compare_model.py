@@ -30,6 +30,9 @@ class Flip(BaseModel):
     baseline: bool  # the outcome (e.g. "passed") in the baseline
     candidate: bool
     change: FlipChange
+    # A task whose gold contradicts the policy (tauguard/domains/gold_conflicts.toml): a guard that
+    # refuses the violating gold write loses it by being right.
+    gold_conflict: bool = False
 
 
 class FlipTable(BaseModel):
@@ -45,6 +48,11 @@ class FlipTable(BaseModel):
     # Units left out: an infrastructure error (or unknown outcome) on a side, or recorded in one run only.
     not_compared: int = 0
     flips: list[Flip] = Field(default_factory=list)
+
+    @property
+    def regressed_on_conflicts(self) -> int:
+        """Regressions on documented gold-conflict tasks (reported apart from the others)."""
+        return sum(f.change == "regressed" and f.gold_conflict for f in self.flips)
 
 
 class CompareError(TauguardInputError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from tauguard.analysis.compare_model import Flip, FlipTable, RunRef
 from tauguard.analysis.metrics import Subset, metric_def, parse_metric
 from tauguard.analysis.pairing import pairing_differences
+from tauguard.domains.gold_conflicts import conflict_tasks
 from tauguard.runs.outcome_index import UnitOutcome
 from tauguard.runs.store import Run
 
@@ -107,6 +108,7 @@ def flip_table(
     b = {(u.domain, u.task_id, u.trial): u for u in candidate.unit_outcomes() if _keep(u, subset, domain)}
     flips: list[Flip] = []
     unchanged = not_compared = 0
+    conflicts = conflict_tasks()
     for key in sorted(a.keys() | b.keys()):
         ua, ub = a.get(key), b.get(key)
         oa = _outcome(kind, ua) if ua is not None else None
@@ -122,7 +124,7 @@ def flip_table(
         better = ob if mdef.higher_is_better else oa
         flips.append(
             Flip(domain=key[0], task_id=key[1], trial=key[2], baseline=oa, candidate=ob,
-                 change="improved" if better else "regressed")
+                 change="improved" if better else "regressed", gold_conflict=(key[0], key[1]) in conflicts)
         )
     improved = sum(f.change == "improved" for f in flips)
     return FlipTable(
@@ -150,6 +152,7 @@ def flip_rows(table: FlipTable) -> list[dict[str, str]]:
             "trial": str(f.trial),
             f"baseline: {table.outcome}": word[f.baseline],
             f"candidate: {table.outcome}": word[f.candidate],
+            "gold conflict": word[f.gold_conflict],
         }
         for f in ordered
     ]
@@ -161,6 +164,8 @@ def flip_summary(table: FlipTable) -> str:
         f"exact comparison of {table.compared} (task, trial) outcomes '{table.outcome}': "
         f"{table.improved} improved, {table.regressed} regressed, {table.unchanged} unchanged"
     )
+    if table.regressed_on_conflicts:
+        line += f" ({table.regressed_on_conflicts} of the regressions on documented gold-conflict tasks)"
     if table.not_compared:
         line += f" ({table.not_compared} unit(s) not compared: infrastructure error, unknown outcome or in one run only)"
     return line

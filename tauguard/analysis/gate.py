@@ -548,9 +548,16 @@ def exact_check(ctx: GateContext, reason: str) -> GateCriterion:
         raise GateInputError(
             f"no (task, trial) has the outcome '{table.outcome}' in both runs: {table.metric} cannot be gated"
         )
-    passed = exact_pass(table.regressed, allowed)
+    # A regression on a documented gold-conflict task is a guard refusing the policy-violating gold
+    # write (issue 40): it is listed, and counted only when asked (--count-conflicts).
+    counted = table.regressed if ctx.options.get("count_conflicts") else table.regressed - table.regressed_on_conflicts
+    passed = exact_pass(counted, allowed)
     rel = "<=" if passed else ">"
-    message = f"{flip_summary(table)}; {table.regressed} regression(s) {rel} {allowed} allowed (--max-regressions)"
+    apart = (
+        f" ({table.regressed_on_conflicts} on gold-conflict tasks not counted: their gold contradicts the policy; "
+        "--count-conflicts counts them)" if table.regressed_on_conflicts and not ctx.options.get("count_conflicts") else ""
+    )
+    message = f"{flip_summary(table)}; {counted} regression(s) {rel} {allowed} allowed (--max-regressions){apart}"
     ctx.report.update(gate="exact", gate_reason=reason, flips=table, max_regressions=allowed)
     return GateCriterion(
         name=f"exact {table.metric} outcomes vs baseline {ctx.baseline.manifest.run_id}",
@@ -558,7 +565,7 @@ def exact_check(ctx: GateContext, reason: str) -> GateCriterion:
         metric=table.metric,
         slice=f"all domains/{subset}",
         passed=passed,
-        observed=float(table.regressed),
+        observed=float(counted),
         threshold=float(allowed),
         message=message,
     )
@@ -638,6 +645,7 @@ def run_gate(
     allow_partial: bool = False,
     allow_unpaired: bool = False,
     max_regressions: int = 0,
+    count_conflicts: bool = False,
     statistical: bool = False,
     available_tasks: int | None = None,
     criteria: Sequence[Criterion] = (),
@@ -648,7 +656,8 @@ def run_gate(
     An incomplete run or baseline (not ``completed``, or fewer recorded than planned units)
     adds a failing completeness check unless ``allow_partial``. Two deterministic sim runs that
     differ only in the strategy are gated exactly (at most ``max_regressions`` regressed (task,
-    trial) outcomes) unless ``statistical``. Otherwise a baseline whose manifest
+    trial) outcomes, those on documented gold-conflict tasks not counted unless ``count_conflicts``)
+    unless ``statistical``. Otherwise a baseline whose manifest
     differs from the run's in a field pairing needs (:mod:`tauguard.analysis.pairing`: seed, fault
     profile, uptake, sim feedback mode, attack, user model, split, task ids, τ² version) raises
     :class:`UnpairedRunsError` unless ``allow_unpaired``: a paired gate on unpaired runs measures
@@ -675,6 +684,7 @@ def run_gate(
             "floors": floors, "metric": metric, "margin": margin, "mode": mode, "n_resamples": n_resamples,
             "confidence": confidence, "seed": seed, "subset": subset, "min_tasks": min_tasks,
             "allow_partial": allow_partial, "allow_unpaired": allow_unpaired, "max_regressions": max_regressions,
+            "count_conflicts": count_conflicts,
             "statistical": statistical, "available_tasks": available_tasks,
         },
     )

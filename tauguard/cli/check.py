@@ -93,6 +93,12 @@ def check(
         help="Exact gate (two deterministic sim runs that differ only in the strategy): regressed "
         "(task, trial) outcomes allowed.",
     ),
+    count_conflicts: bool = typer.Option(
+        False,
+        "--count-conflicts",
+        help="Exact gate: count regressions on documented gold-conflict tasks (tauguard/domains/gold_conflicts.toml), "
+        "which a guard refusing the policy-violating gold write loses by being right; by default they are listed, not counted.",
+    ),
     statistical: bool = typer.Option(
         False, "--statistical", help="Gate on intervals even when the runs qualify for the exact gate."
     ),
@@ -141,6 +147,7 @@ def check(
             allow_partial=allow_partial,
             allow_unpaired=allow_unpaired,
             max_regressions=max_regressions,
+            count_conflicts=count_conflicts,
             statistical=statistical,
             available_tasks=domain_task_count(loaded[1]) if baseline is not None and subset == SubsetChoice.all else None,
         )
