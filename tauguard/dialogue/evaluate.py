@@ -12,6 +12,10 @@ any of its labelled pairs is, and predicted confirmed when the judge pairs it wi
 That is the decision a guard and the process rubric take (was this write confirmed at all?),
 restricted to the pairs that were labelled; repeats and ambiguous cases are left out as above.
 
+Every figure is also given per source file (``by_source``, ``writes_by_source``) and per split
+(``by_split``: the development files and the sealed ones, :mod:`.sealed`); ``split`` restricts the
+whole evaluation to one of them (the development figures leave the sealed files out).
+
 This module imports neither tau2 nor litellm.
 """
 
@@ -26,6 +30,7 @@ from pydantic import BaseModel, Field
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.cases import ConfirmationCase, read_simulations
 from tauguard.dialogue.judge import DialogueJudge
+from tauguard.dialogue.sealed import Split, in_split, sealed_files
 from tauguard.dialogue.view import conversation_of_messages, view_of
 
 
@@ -66,6 +71,8 @@ class CaseResult(BaseModel):
     case_type: str
     label: str
     predicted: bool
+    source: str = ""  # the τ² results file the case is read from
+    sealed: bool = False  # a case of the sealed split (its error is not read while designing rules)
 
 
 class Evaluation(BaseModel):
@@ -80,6 +87,11 @@ class Evaluation(BaseModel):
     repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
     by_case_type: dict[str, Confusion] = Field(default_factory=dict)
     by_labeller: dict[str, Confusion] = Field(default_factory=dict)  # repeats left out
+    split: Split = "all"  # which cases were scored (all, the development files, the sealed files)
+    by_source: dict[str, Confusion] = Field(default_factory=dict)  # per pair, per source file (repeats left out)
+    writes_by_source: dict[str, Confusion] = Field(default_factory=dict)  # per write, per source file
+    by_split: dict[str, Confusion] = Field(default_factory=dict)  # per pair: development / sealed
+    writes_by_split: dict[str, Confusion] = Field(default_factory=dict)  # per write: development / sealed
     errors: list[CaseResult] = Field(default_factory=list)  # the cases it got wrong
     plumbing_only: bool = False  # the LLM backend run against a stand-in server: scores mean nothing
 
@@ -130,11 +142,24 @@ def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict
     return any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs)
 
 
+def source_of(case: ConfirmationCase) -> str:
+    """The source file a case is read from, without its extensions (``airline_..._user-gpt-4.1``)."""
+    return case.source.file.split(".json")[0]
+
+
+def split_of(case: ConfirmationCase) -> str:
+    """``sealed`` or ``development``: the split of the case's source file."""
+    return "sealed" if case.source.file in sealed_files() else "development"
+
+
 def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectories: Sequence[Path] = (),
-             plumbing_only: bool = False) -> Evaluation:
-    """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders)."""
+             plumbing_only: bool = False, split: Split = "all") -> Evaluation:
+    """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders),
+    restricted to ``split`` (all, the development files or the sealed ones)."""
     found = _Conversations(trajectories)
-    result = Evaluation(judge=f"{judge.name}/{judge.version}", cases=len(cases), plumbing_only=plumbing_only)
+    cases = [c for c in cases if in_split(c.source.file, split)]
+    label = getattr(judge, "label", f"{judge.name}/{judge.version}")
+    result = Evaluation(judge=label, cases=len(cases), plumbing_only=plumbing_only, split=split)
     per_write: dict[tuple[str, int, int, int], tuple[bool, bool]] = {}
     for case in cases:
         if case.label not in ("confirmed", "not_confirmed"):
@@ -155,11 +180,22 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
             was = per_write.get(key, (False, False))
             per_write[key] = (was[0] or predicted, was[1] or actual)
             result.by_labeller.setdefault(case.labeller or "unknown", Confusion()).add(predicted, actual)
+            result.by_source.setdefault(source_of(case), Confusion()).add(predicted, actual)
+            result.by_split.setdefault(split_of(case), Confusion()).add(predicted, actual)
         result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
         if predicted != actual:
-            result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted))
-    for predicted, actual in per_write.values():
+            result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted,
+                                            source=source_of(case), sealed=split_of(case) == "sealed"))
+    sealed = {f.split(".json")[0] for f in sealed_files()}
+    for (file, *_), (predicted, actual) in per_write.items():
         result.writes.add(predicted, actual)
+        stem = file.split(".json")[0]
+        result.writes_by_source.setdefault(stem, Confusion()).add(predicted, actual)
+        result.writes_by_split.setdefault("sealed" if stem in sealed else "development", Confusion()).add(predicted, actual)
     result.by_case_type = dict(sorted(result.by_case_type.items()))
     result.by_labeller = dict(sorted(result.by_labeller.items()))
+    result.by_source = dict(sorted(result.by_source.items()))
+    result.writes_by_source = dict(sorted(result.writes_by_source.items()))
+    result.by_split = dict(sorted(result.by_split.items()))
+    result.writes_by_split = dict(sorted(result.writes_by_split.items()))
     return result
