@@ -238,6 +238,8 @@ class WorkflowSession(GuardSession):
         if decided is not None:  # the decision's check says what is missing or contradicts it
             detail += f" ({decided.detail})"
             reads += decided.required_reads
+        elif gap.judge == "confirm" and self.tracker.rejections.get(gap.id):  # why the dialogue judge found no yes
+            detail += f" (dialogue judge: {self.tracker.rejections[gap.id]})"
         finding = RuleFinding(
             rule_id=gap.clauses[0],
             verdict=Verdict.VERIFY,

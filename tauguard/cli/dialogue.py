@@ -90,6 +90,14 @@ def _rows(evaluation: Any, by_source: bool = False) -> list[list[str]]:
     return rows
 
 
+def _by_rule(errors: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Errors grouped by the rule that rejected the pair ("taken" for false positives), largest group first."""
+    groups: dict[str, list[Any]] = {}
+    for e in errors:
+        groups.setdefault(e.rule or "unknown", []).append(e)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
 def _counts(c: Any) -> list[str]:
     return [_ratio(c.precision), _ratio(c.recall), str(c.tp), str(c.fp), str(c.fn), str(c.tn)]
 
@@ -185,5 +193,9 @@ def eval_(
                 table.add_row(*row)
             Console(width=max(100, len(_banner(r)) + 4)).print(table)
         if show_errors:
-            for e in r.errors:
-                typer.echo(f"  wrong: {e.id} ({e.case_type}, labelled {e.label}, judged {'confirmed' if e.predicted else 'not_confirmed'})")
+            for rule, errors in _by_rule(r.errors):
+                typer.echo(f"  rule {rule}: {len(errors)}")
+                for e in errors:
+                    why = f"; {e.detail}" if e.detail else ""
+                    typer.echo(f"    wrong: {e.id} ({e.case_type}, labelled {e.label}, judged "
+                               f"{'confirmed' if e.predicted else 'not_confirmed'}{why})")

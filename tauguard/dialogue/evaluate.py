@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.cases import ConfirmationCase, read_simulations
 from tauguard.dialogue.judge import DialogueJudge
+from tauguard.dialogue.rules import Rejection, rejection
 from tauguard.dialogue.sealed import Split, in_split, sealed_files
 from tauguard.dialogue.view import conversation_of_messages, view_of
 
@@ -72,6 +73,8 @@ class CaseResult(BaseModel):
     label: str
     predicted: bool
     source: str = ""  # the τ² results file the case is read from
+    rule: str = ""  # a miss: the rule that rejected the pair; a false positive: "taken"
+    detail: str = ""  # what decided it (the rejection's detail)
     sealed: bool = False  # a case of the sealed split (its error is not read while designing rules)
 
 
@@ -127,6 +130,13 @@ def _alone(case: ConfirmationCase) -> list[dict[str, Any]]:
 
 def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict[str, Any]] | None) -> bool:
     """Whether ``judge`` finds that the case's pair confirms its write."""
+    return judge_case_why(judge, case, messages)[0]
+
+
+def judge_case_why(judge: DialogueJudge, case: ConfirmationCase,
+                   messages: list[dict[str, Any]] | None) -> tuple[bool, Rejection | None]:
+    """Whether ``judge`` finds that the case's pair confirms its write and, when not, why (the pair's
+    :class:`~tauguard.dialogue.rules.Rejection`; None when the backend gives no reason)."""
     if messages is None:
         messages, s_idx, r_idx, w_idx, c_idx = _alone(case), 0, 1, 2, 0
     else:
@@ -136,10 +146,12 @@ def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict
     at = where.get((w_idx, c_idx))
     statement_at, reply_at = where.get((s_idx, -1)), where.get((r_idx, -1))
     if at is None or statement_at is None or reply_at is None:
-        return False
+        return False, rejection("no_pair", "the case's statement, reply or write is not in its conversation")
     call = conv.events[at].tool_call or ToolCallView(name=case.write.name, arguments=case.write.arguments)
     finding = judge.confirmation(case.domain, view_of(conv), call, at)
-    return any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs)
+    if any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs):
+        return True, None
+    return False, finding.rejection_of(statement_at, reply_at)
 
 
 def source_of(case: ConfirmationCase) -> str:
@@ -168,7 +180,7 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
         messages = found.messages(case)
         if messages is None:
             result.without_conversation += 1
-        predicted = judge_case(judge, case, messages)
+        predicted, why = judge_case_why(judge, case, messages)
         actual = case.label == "confirmed"
         kind = case.case_type or "other"
         if kind == "repeat":
@@ -185,7 +197,9 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
         result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
         if predicted != actual:
             result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted,
-                                            source=source_of(case), sealed=split_of(case) == "sealed"))
+                                            source=source_of(case), sealed=split_of(case) == "sealed",
+                                            rule="taken" if predicted else (why.rule if why else "unknown"),
+                                            detail=why.detail if why else ""))
     sealed = {f.split(".json")[0] for f in sealed_files()}
     for (file, *_), (predicted, actual) in per_write.items():
         result.writes.add(predicted, actual)

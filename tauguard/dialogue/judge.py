@@ -33,7 +33,8 @@ from pydantic import BaseModel
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.rules import Rejection, rejection
+from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, missing, names_action, payment_ids, payment_shares, states, values_at
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
@@ -50,16 +51,33 @@ class Pairing(BaseModel):
 
 
 class Finding(BaseModel):
-    """The judge's answer about one write: the confirmations in force when it is made."""
+    """The judge's answer about one write: the confirmations in force when it is made, and why each
+    other pair does not confirm it."""
 
     needed: bool  # whether the contract asks for an explicit yes for this write
     pairs: list[Pairing] = []
     judge: str = ""
+    rejections: list[Rejection] = []  # one per pair not taken (compiled backend), in conversation order
 
     @property
     def confirmed(self) -> bool:
         """Whether an explicit yes to a statement of the write is in force."""
         return bool(self.pairs)
+
+    @property
+    def rejection(self) -> Rejection | None:
+        """Why the write is not confirmed, for feedback (None when it is, or nothing is known): the
+        latest pair that was about a go-ahead (not one whose statement asked for none, nor one whose
+        reply said nothing yes or no), else the latest pair."""
+        if self.confirmed or not self.needed:
+            return None
+        weak = ("no_go_ahead_asked", "reply_not_yes: the reply reads as none")
+        relevant = [r for r in self.rejections if not r.says().startswith(weak)]
+        return (relevant or self.rejections or [None])[-1]
+
+    def rejection_of(self, statement_at: int, reply_at: int) -> Rejection | None:
+        """The rejection of one pair (None: taken, or not judged)."""
+        return next((r for r in self.rejections if r.statement_at == statement_at and r.reply_at == reply_at), None)
 
 
 @runtime_checkable
@@ -374,12 +392,18 @@ class CompiledJudge:
         prefix = view.before(at) if at is not None else view
         facts = facts_of(prefix)
         turns = prefix.turns
-        found = [
-            Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text, reply=turns[j].text)
-            for i, j in _pairs(turns)
-            if self._confirms(domain, turns, i, j, call, rule, prefix, facts)
-        ]
-        return Finding(needed=True, pairs=found, judge=self.label)
+        found: list[Pairing] = []
+        rejected: list[Rejection] = []
+        for i, j in _pairs(turns):
+            why = self._rejection(domain, turns, i, j, call, rule, prefix, facts)
+            if why is None:
+                found.append(Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text,
+                                     reply=turns[j].text))
+            else:
+                rejected.append(why.model_copy(update={"statement_at": turns[i].position, "reply_at": turns[j].position}))
+        if not found and not rejected:
+            rejected.append(rejection("no_pair"))
+        return Finding(needed=True, pairs=found, judge=self.label, rejections=rejected)
 
     @property
     def label(self) -> str:
@@ -392,31 +416,36 @@ class CompiledJudge:
 
     # -- the rules ------------------------------------------------------------------------
 
-    def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
-                  view: DialogueView, facts: Facts) -> bool:
+    def _rejection(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
+                   view: DialogueView, facts: Facts) -> Rejection | None:
+        """None when the pair (``i``, ``j``) confirms ``call``, else the first rule that rejects it."""
         statement, reply = turns[i], turns[j]
         about = sentence_about(domain, call, rule, facts, statement.text)
         said = polarity(reply.text, about)
         if said != "yes" and not (said in ("conditional", "question") and _resolved(turns, j, call, rule, domain, about)):
-            return False
+            return rejection("reply_not_yes", f"the reply reads as {said}")
         if _target_disputed(reply.text, call, facts):
-            return False  # the user named another id for the target ("Order ID: 9502126" to "is #W9502127 the order?")
+            # the user named another id for the target ("Order ID: 9502126" to "is #W9502127 the order?")
+            return rejection("target_disputed", "the reply names another id than " + ", ".join(
+                str(call.arguments[k]) for k in ("order_id", "reservation_id") if k in call.arguments))
         if defers_go_ahead(statement.text):
-            return False  # "once you confirm, I'll list the details and ask for your final yes": not asked yet
+            return rejection("go_ahead_deferred")  # "once you confirm, I'll list the details and ask for your final yes"
         if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
-            return False
+            return rejection("no_go_ahead_asked", f"the statement does not ask to go ahead with {call.name}")
         if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
-            return False  # the answers complete the action: it was not yet stated as it is made
+            return rejection("questionnaire")  # the answers complete the action: it was not yet stated as it is made
         episode = self._episode(turns, i, about)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
         if not names_action(_without_negated_ability("\n".join([*earlier, statement.text])), call, rule):
-            return False
-        if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
-            return False
+            return rejection("action_not_named", f"no word of {call.name}'s action ({', '.join(rule.words)}) in the statement")
+        lacking = missing(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text)
+        if lacking:
+            return _not_conveyed(lacking, call)
         if _payment_settled_later(turns, i, j, call, facts):
-            return False  # the reply changed the payment and the agent put it again: the later pair agrees to it
+            # the reply changed the payment and the agent put it again: the later pair agrees to it
+            return rejection("payment_settled_later")
         return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
@@ -441,7 +470,8 @@ class CompiledJudge:
 
     @staticmethod
     def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView,
-                  about: About | None = None) -> bool:
+                  about: About | None = None) -> Rejection | None:
+        """None when the yes at ``j`` is still in force at the write, else the rule that ended it."""
         reply_at = turns[j].position
         for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
@@ -451,20 +481,42 @@ class CompiledJudge:
                 if k + 1 < len(turns) and turns[k + 1].role == "user" and _failed_between(view, call, reply_at, later.position) \
                         and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule) \
                         and not _restated(later.text, call, rule, view, turns, j, k):
-                    return False
+                    return rejection("superseded_by_revision", f"a revised plan at event {later.position}")
                 continue
             if polarity(later.text, about) in ("no", "conditional"):
-                return False
+                return rejection("withdrawn_later", f"the user's turn at event {later.position} reads as {polarity(later.text, about)}")
             if _CHANGE.search(_fold(later.text)):
-                return False  # the user changed the request since (a re-confirmation is a pair of its own)
+                # the user changed the request since (a re-confirmation is a pair of its own)
+                return rejection("changed_later", f"the user's turn at event {later.position} changes the request")
         if _creates(rule):
             for pos, made in view.calls:
                 if pos <= reply_at or made.name != call.name or made.arguments != call.arguments:
                     continue
                 result = view.result_of(made)
                 if result is not None and not result.error:
-                    return False  # this very thing was already made with it: a second one needs its own yes
-        return True
+                    # this very thing was already made with it: a second one needs its own yes
+                    return rejection("used_up", f"an identical {call.name} succeeded at event {pos}")
+        return None
+
+
+def _not_conveyed(lacking: list[str], call: ToolCallView) -> Rejection:
+    """The rejection for what :func:`tauguard.dialogue.statement.missing` found lacking."""
+    if lacking == ["flights.*.flight_number"]:
+        return rejection("options_not_singled_out", "the statement offers alternatives to the write's flights")
+    if lacking == ["payment"]:
+        return rejection("payment_contradicted", "the statement names another payment method than " + ", ".join(payment_ids(call)))
+    if lacking == ["payment_methods.*.amount"]:
+        return rejection("payment_split_unstated", "each share of the split payment is not said")
+    shown = []
+    for path in lacking:
+        values = [v for v in values_at(call.arguments, path.split(".")) if v not in (None, "")]
+        if path == "passengers":
+            names = [f"{p.get('first_name', '')} {p.get('last_name', '')}".strip() for p in call.arguments.get("passengers") or []
+                     if isinstance(p, dict)]
+            shown.append("passengers (" + ", ".join(names) + ")")
+        else:
+            shown.append(f"{path}={str(values[0])[:60]!r}" if len(values) == 1 else path)
+    return rejection("arguments_not_conveyed", "not conveyed: " + ", ".join(shown))
 
 
 # An answer saying what the user asked for cannot be had, or costs them something.
