@@ -33,7 +33,7 @@ REAL_EXAMPLES = {
     "target_disputed": "retail_gpt-4.1-mini_user-gpt-4.1:73:12:0:10",
 }
 # Rules shown on conversations written here (each test below names its rule).
-SYNTHETIC = {"no_pair", "used_up", "withdrawn_later", "superseded_by_revision", "payment_settled_later"}
+SYNTHETIC = {"no_pair", "used_up", "withdrawn_later", "superseded_by_revision", "payment_settled_later", "amount_mismatch"}
 
 
 def _why(chat: Chat, domain: str, name: str, arguments: dict) -> Rejection | None:

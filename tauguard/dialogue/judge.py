@@ -31,6 +31,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
+from tauguard.dialogue.amounts import amount_mismatch
 from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
 from tauguard.dialogue.rules import Rejection, rejection
@@ -443,6 +444,9 @@ class CompiledJudge:
         lacking = missing(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text)
         if lacking:
             return _not_conveyed(lacking, call)
+        differs = amount_mismatch(reply.text, call)
+        if differs is not None:
+            return rejection("amount_mismatch", differs)  # the user agreed to another figure than the write moves
         if _payment_settled_later(turns, i, j, call, facts):
             # the reply changed the payment and the agent put it again: the later pair agrees to it
             return rejection("payment_settled_later")

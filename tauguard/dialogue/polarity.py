@@ -84,6 +84,36 @@ _CONDITIONAL = re.compile(
     r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
     re.IGNORECASE,
 )
+# A deferral: the user puts the decision off until they have done something themselves ("let me check
+# with my wife first", "once I talk to my husband", "I'll get back to you", "give me a moment"), or asks
+# the action to wait ("wait until tomorrow", "not until I confirm the dates"). However it is phrased, it
+# is no yes now.
+_DEFERS = re.compile(
+    # the user's own deliberation or consultation before deciding
+    r"\b(?:let me|i need to|i(?:'d| would) (?:like|have|need) to|i have to|i must|i want to|i should|i(?:'ll| will)|we need to)\s+"
+    r"(?:first\s+|just\s+|quickly\s+)?(?:think|decide|consult|discuss|confirm with|check with|talk (?:to|with|it over)|speak (?:to|with)|"
+    r"ask (?:my|her|his|our|the|someone)|sleep on|mull|run it by|get back|let you know|think it over)\b|"
+    # a look-up of their own that comes first ("let me check my balance first")
+    r"\b(?:let me|i need to|i have to|i must|i(?:'ll| will)|i want to)\s+(?:check|verify|look (?:at|into|over)|review|double-check|go over|find out)\b"
+    r"[^.?!]{0,60}\b(?:first|before)\b|"
+    r"\bgive me (?:a|an|some|one) (?:moment|minute|second|sec|bit|while|time|day|hour)\b|"
+    r"\b(?:once|after|when|until|till) (?:i|we)(?:'ve| have)? (?:check|talk|speak|ask|consult|hear|confirm|decide|discuss|think)\w*\b|"
+    r"\bwait (?:until|till)\b|\bnot until\b",
+    re.IGNORECASE,
+)
+# A yes-word under a negation is hesitation, not agreement ("I am not sure yet", "that's not correct").
+_NEGATED_YES = re.compile(
+    r"\b(?:not|n't|never)\s+(?:(?:really|quite|so|too|entirely|yet)\s+)?(?:sure|ok(?:ay)?|correct|right|ready|agree\w*|convinced)\b",
+    re.IGNORECASE,
+)
+# A condition on information the agent is to give first ("let me know the total first", "once you tell
+# me the fee", "can I first ask about the fee?"): the yes waits on it.
+_INFO_FIRST = re.compile(
+    r"\b(?:let me know|tell me|send me|show me|give me|ask|confirm)\b[^.?!]{0,60}\b(?:first|beforehand)\b|"
+    r"\b(?:first|beforehand)\b[^.?!]{0,40}\b(?:ask|know|tell|check|confirm)\b[^.?!]*\?|"
+    r"\b(?:once|after|when) you(?:'ve| have)? (?:tell|show|send|give|let|quote)\w* me\b",
+    re.IGNORECASE,
+)
 _OPENING_IF = re.compile(
     r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b"
     r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition
@@ -215,6 +245,8 @@ def _agrees(sentence: str) -> bool:
     """Whether a sentence agrees and neither refuses nor attaches a condition."""
     if _is_question(sentence) or _NO.search(sentence) or _WITHDRAW.search(sentence) or _CONDITIONAL.search(sentence):
         return False
+    if _DEFERS.search(sentence) or _INFO_FIRST.search(sentence) or _NEGATED_YES.search(sentence):
+        return False
     return bool(_YES.search(sentence) or _REQUEST.search(sentence)) and not _OPENING_IF.search(sentence)
 
 
@@ -235,11 +267,17 @@ def _verdict(said: list[str]) -> Polarity:
             continue  # "if something goes wrong, pause and tell me": the yes next to it stands
         if _is_question(sentence):
             question = True
-            if _CONDITIONAL.search(sentence) and _TERMS.search(sentence):
-                conditional = True  # "Before you finalize, will there be any change fees?"
+            if (_CONDITIONAL.search(sentence) and _TERMS.search(sentence)) or _INFO_FIRST.search(sentence):
+                conditional = True  # "Before you finalize, will there be any change fees?"; "can I first ask ...?"
             continue
         if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
             no = True
+            continue
+        if _DEFERS.search(sentence) or _INFO_FIRST.search(sentence):
+            conditional = True  # "yes, but let me check with my wife first"; "sure, once you tell me the total"
+            continue
+        if _NEGATED_YES.search(sentence):
+            no = True  # "I am not sure yet"
             continue
         agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
         if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)) or (

@@ -47,7 +47,7 @@ _IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 _HEALTH = re.compile(
-    r"\b(unwell|illness|ill|sick(?:ness)?|health|healthy|medical(?:ly)?|medicine|medication|"
+    r"\b(unwell|illness|ill|sick(?:ness)?|health|medical(?:ly)?|medicine|medication|"
     r"doctor|physician|hospital(?:i[sz]ed)?|clinic|emergency room|\ber\b|surgery|surgical|operation|"
     r"injur(?:y|ed|ies)|hurt|broke (?:my|his|her) \w+|broken (?:leg|arm|ankle|wrist|hip|bone)|fracture\w*|sprain\w*|"
     r"fever|flu|covid|virus|infection|infected|pneumonia|migraine|pain|cancer|stroke|heart attack|"
@@ -103,23 +103,75 @@ def motive(text: str) -> str | None:
     return "stated" if _BECAUSE.search(folded) else None
 
 
-_NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|nothing to do with|rather than|unrelated to)\s+(?:\w+\s+){0,2}$")
+# Negation is read structurally, per clause (split at punctuation and at contrast words: "Nobody is
+# sick, I just changed my mind" has two clauses). A concept is negated by a negator just before it
+# ("not sick", "no illness", "never ill") or by a negated subject or frame anywhere before it in its
+# clause ("nobody is sick", "none of us are ill", "it's not that I'm sick", "not because of my health").
+_CLAUSE = re.compile(r"[,.;:!?()\n\u2014]+|\s-\s|\b(?:but|however|although|though|just|except|whereas|while|anyway)\b")
+_NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|weren'?t|don'?t|doesn'?t|didn'?t|without|nor|neither|"
+                      r"nothing to do with|rather than|unrelated to)\s+(?:[\w']+\s+){0,2}$")
+_NEGATED_FRAME = re.compile(r"\b(nobody|no ?one|no-one|none of|neither of|nothing|not that|not because|isn'?t because|"
+                            r"not due to|not about|not related to|nothing to do with|unrelated to|rather than)\b")
+# A clause saying a person is well ("I am healthy", "everyone is fine", "my health is good") states no
+# illness; said with a negation ("I'm not healthy", "I don't feel well") it states one. Only words of
+# health and feeling turn into an illness when negated ("not fine with the fee" is no illness).
+_WELLNESS = re.compile(
+    r"\b(?:healthy|in (?:good|perfect|great|fine) (?:health|shape)|"
+    r"(?:feel|feels|feeling|felt|am|i'm|is|are|was|were|be|been|doing|isn'?t|aren'?t|wasn'?t|not)\s+"
+    r"(?:(?:not|perfectly|completely|totally|really|very|quite|so|too|all|still|in)\s+)*"
+    r"(?:fine|well|good|great|ok(?:ay)?|better|healthy|fit)\b)"
+)
+_ILL_WHEN_NEGATED = re.compile(r"\b(?:healthy|well|fit|health|shape)\b|\bfe(?:el|els|eling|lt)\b")
 _ASKS_REASON = re.compile(r"\b(reason|why)\b")
 
 
-def _concept_in(text: str, concept: re.Pattern[str]) -> bool:
+def _clauses(text: str) -> list[str]:
+    """The clauses of a folded text (see :data:`_CLAUSE`)."""
+    return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+def _negated(clause: str, start: int) -> bool:
+    """Whether the words of ``clause`` before ``start`` negate what stands there."""
+    before = clause[:start]
+    return bool(_NEGATED.search(before) or _NEGATED_FRAME.search(before))
+
+
+def _wellness(clause: str) -> bool | None:
+    """True when the clause says a person is well, False when it says one is not (an illness), None when neither."""
+    for match in _WELLNESS.finditer(clause):
+        said = match.group(0)
+        negated = bool(re.search(r"\b(?:not|isn'?t|aren'?t|wasn'?t)\b", said)) or _negated(clause, match.start())
+        if not negated:
+            return True
+        if _ILL_WHEN_NEGATED.search(said):
+            return False
+    return None
+
+
+# Weather said to be benign ("the weather is fine", "the forecast looks clear") is no weather reason.
+_BENIGN_WEATHER = re.compile(r"\b(?:weather|forecast)\b[^,.;]*?\b(?:is|looks|seems|was|will be|should be)\s+(?:\w+\s+)?"
+                             r"(?:fine|good|nice|clear|great|ok(?:ay)?|sunny|perfect|calm|beautiful)\b")
+
+
+def _concept_in(text: str, concept: re.Pattern[str], health: bool = False) -> bool:
     folded = _fold(text)
     for pattern, meaning in _IDIOMS:
         folded = pattern.sub(meaning, folded)
-    for match in concept.finditer(folded):
-        if not _NEGATED.search(folded[: match.start()]):
-            return True
+    for clause in _clauses(folded):
+        well = _wellness(clause) if health else None
+        if well is False:
+            return True  # "I'm not healthy", "I don't feel well"
+        if well is True or (not health and _BENIGN_WEATHER.search(clause) and not _negated(clause, 0)):
+            continue  # "I am healthy", "my health is fine", "the weather is fine": nothing covered in this clause
+        for match in concept.finditer(clause):
+            if not _negated(clause, match.start()):
+                return True
     return False
 
 
 def reason_kind(text: str) -> ReasonKind | None:
     """The kind of reason a user message states, or None when it states none."""
-    if _concept_in(text, _HEALTH):
+    if _concept_in(text, _HEALTH, health=True):
         return "health"
     if _concept_in(text, _WEATHER):
         return "weather"

@@ -40,6 +40,7 @@ RULES: dict[str, str] = {
     "payment_contradicted": "the statement names another payment method than the one the write pays with",
     "payment_split_unstated": "the write splits its payment and the statement or reply does not say each share",
     "arguments_not_conveyed": "the statement does not convey every user-visible argument the contract lists",
+    "amount_mismatch": "the reply agrees to another amount or payment share than the write moves",
     "payment_settled_later": "the reply changed the payment and the agent put the changed payment again: the later pair agrees",
     "withdrawn_later": "the user later refused or attached a condition before the write",
     "changed_later": "the user later changed the request before the write",
