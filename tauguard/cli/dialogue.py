@@ -156,11 +156,17 @@ def eval_(
     folders = list(trajectories) if trajectories else default_trajectories()
     for changed in changed_sources(folders):
         typer.echo(f"warning: {changed} differs from the sealed file (sha256 in tauguard/dialogue/data/sealed.toml)", err=True)
+    from tauguard.dialogue.hard_negatives import evaluate_hard_negatives
+
     results = []
+    hard: dict[int, tuple[Any, list[Any]]] = {}
     for backend in chosen:
         which = judge(backend.value, guard_llm, args)
         plumbing = backend is BackendName.llm and (plumbing_only or _is_loopback(args))
         results.append(evaluate(which, loaded, folders, plumbing_only=plumbing, split=split))
+        if split != "sealed" and not cases:  # real cases changed by one edit, apart from the headline
+            confusion, hard_results = evaluate_hard_negatives(which, loaded, folders)
+            hard[len(results) - 1] = (confusion, hard_results)
     withheld = 0
     if split != "sealed":  # the sealed files' errors are not read while rules are designed
         for r in results:
@@ -172,14 +178,18 @@ def eval_(
         typer.echo(json.dumps([r.model_dump(mode="json", exclude=set() if show_errors else {"errors"}) |
                                {"precision": r.overall.precision, "recall": r.overall.recall,
                                 "writes_precision": r.writes.precision, "writes_recall": r.writes.recall}
-                               for r in results], indent=2))
+                               | ({"hard_negatives": hard[k][0].model_dump(mode="json")} if k in hard else {})
+                               for k, r in enumerate(results)], indent=2))
         return
-    for r in results:
+    for k, r in enumerate(results):
+        rows = _rows(r, by_source)
+        if k in hard and hard[k][1]:
+            rows.append([f"hard negatives ({len(hard[k][1])} edited real cases)", *_counts(hard[k][0])])
         if fmt is OutputFormat.markdown:
             typer.echo(f"### {r.judge}\n\n{_banner(r)}\n")
             typer.echo("| " + " | ".join(_HEADER) + " |")
             typer.echo("|" + "---|" * len(_HEADER))
-            for row in _rows(r, by_source):
+            for row in rows:
                 typer.echo("| " + " | ".join(row) + " |")
             typer.echo("")
         else:
@@ -189,7 +199,7 @@ def eval_(
             table = Table(title=f"dialogue judge {r.judge}", caption=_banner(r))
             for h in _HEADER:
                 table.add_column(h, justify="left" if h == "slice" else "right")
-            for row in _rows(r, by_source):
+            for row in rows:
                 table.add_row(*row)
             Console(width=max(100, len(_banner(r)) + 4)).print(table)
         if show_errors:
@@ -199,3 +209,6 @@ def eval_(
                     why = f"; {e.detail}" if e.detail else ""
                     typer.echo(f"    wrong: {e.id} ({e.case_type}, labelled {e.label}, judged "
                                f"{'confirmed' if e.predicted else 'not_confirmed'}{why})")
+            for h in hard.get(k, (None, []))[1]:
+                if h.predicted != (h.label == "confirmed") or h.fired != h.rule:
+                    typer.echo(f"  hard negative {h.id}: made for {h.rule}, judged {'confirmed' if h.predicted else h.fired}")
