@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from tauguard.dialogue.cues import cue
 from tauguard.dialogue.polarity import _fold
 from tauguard.strategy_api.conversation import ToolCallView
 
@@ -32,9 +33,9 @@ _KINDS = {"credit_card": r"(?<!gift )\bcard\b|credit|visa|mastercard|master card
 # A figure that is a balance, a price, a fare or a total is a fact about the method or the trip, not a
 # share agreed: said so just before it ("a balance of $129", "the gift card with $203", "total $371") or
 # just after it ("$719 total", "$203 left"), or in a clause that pays "the rest" (its figure is no share).
-_NOT_A_SHARE = re.compile(r"\b(balance|remaining|left|available|costs?|price|fare|total|paid|originally|with|has|have|had|holds?)\b")
-_NOT_A_SHARE_AFTER = re.compile(r"^\s*(?:in\s+)?(?:total|overall|altogether|combined|balance|remaining|left|available|in (?:it|credit|funds))\b")
-_THE_REST = re.compile(r"\b(?:the )?(?:rest|remainder|remaining)\b")
+_NOT_A_SHARE = cue("not_a_share_before")
+_NOT_A_SHARE_AFTER = cue("not_a_share_after")
+_THE_REST = cue("the_rest")
 
 
 @dataclass(frozen=True)

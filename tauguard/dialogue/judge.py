@@ -36,10 +36,10 @@ from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity
 from tauguard.dialogue.reasons import Reason, stated_reason
 from tauguard.dialogue.rules import Rejection, rejection
 from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, missing, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.version import COMPILED_VERSION, compiled_label
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 7  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -73,8 +73,8 @@ class Finding(BaseModel):
         if self.confirmed or not self.needed:
             return None
         weak = ("no_go_ahead_asked", "reply_not_yes: the reply reads as none")
-        relevant = [r for r in self.rejections if not r.says().startswith(weak)]
-        return (relevant or self.rejections or [None])[-1]
+        relevant = [r for r in self.rejections if not r.says().startswith(weak)] or self.rejections
+        return relevant[-1] if relevant else None
 
     def rejection_of(self, statement_at: int, reply_at: int) -> Rejection | None:
         """The rejection of one pair (None: taken, or not judged)."""
@@ -408,8 +408,8 @@ class CompiledJudge:
 
     @property
     def label(self) -> str:
-        """``name/version``, as stored on the reports it scores."""
-        return f"{self.name}/{self.version}"
+        """``compiled/N+HASH`` (the version and the content hash of its rules), as stored on the reports it scores."""
+        return compiled_label()
 
     def pair_confirms(self, view: DialogueView, domain: str, call: ToolCallView, statement_at: int, reply_at: int, at: int) -> bool:
         """Whether the pair at (``statement_at``, ``reply_at``) confirms ``call`` made at ``at``."""

@@ -17,6 +17,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Literal
 
+from tauguard.dialogue.cues import cue
+
 Polarity = Literal["yes", "no", "conditional", "question", "none"]
 POLARITIES: tuple[Polarity, ...] = ("yes", "no", "conditional", "question", "none")
 
@@ -88,32 +90,12 @@ _CONDITIONAL = re.compile(
 # with my wife first", "once I talk to my husband", "I'll get back to you", "give me a moment"), or asks
 # the action to wait ("wait until tomorrow", "not until I confirm the dates"). However it is phrased, it
 # is no yes now.
-_DEFERS = re.compile(
-    # the user's own deliberation or consultation before deciding
-    r"\b(?:let me|i need to|i(?:'d| would) (?:like|have|need) to|i have to|i must|i want to|i should|i(?:'ll| will)|we need to)\s+"
-    r"(?:first\s+|just\s+|quickly\s+)?(?:think|decide|consult|discuss|confirm with|check with|talk (?:to|with|it over)|speak (?:to|with)|"
-    r"ask (?:my|her|his|our|the|someone)|sleep on|mull|run it by|get back|let you know|think it over)\b|"
-    # a look-up of their own that comes first ("let me check my balance first")
-    r"\b(?:let me|i need to|i have to|i must|i(?:'ll| will)|i want to)\s+(?:check|verify|look (?:at|into|over)|review|double-check|go over|find out)\b"
-    r"[^.?!]{0,60}\b(?:first|before)\b|"
-    r"\bgive me (?:a|an|some|one) (?:moment|minute|second|sec|bit|while|time|day|hour)\b|"
-    r"\b(?:once|after|when|until|till) (?:i|we)(?:'ve| have)? (?:check|talk|speak|ask|consult|hear|confirm|decide|discuss|think)\w*\b|"
-    r"\bwait (?:until|till)\b|\bnot until\b",
-    re.IGNORECASE,
-)
+_DEFERS = cue("defers")
 # A yes-word under a negation is hesitation, not agreement ("I am not sure yet", "that's not correct").
-_NEGATED_YES = re.compile(
-    r"\b(?:not|n't|never)\s+(?:(?:really|quite|so|too|entirely|yet)\s+)?(?:sure|ok(?:ay)?|correct|right|ready|agree\w*|convinced)\b",
-    re.IGNORECASE,
-)
+_NEGATED_YES = cue("negated_yes")
 # A condition on information the agent is to give first ("let me know the total first", "once you tell
 # me the fee", "can I first ask about the fee?"): the yes waits on it.
-_INFO_FIRST = re.compile(
-    r"\b(?:let me know|tell me|send me|show me|give me|ask|confirm)\b[^.?!]{0,60}\b(?:first|beforehand)\b|"
-    r"\b(?:first|beforehand)\b[^.?!]{0,40}\b(?:ask|know|tell|check|confirm)\b[^.?!]*\?|"
-    r"\b(?:once|after|when) you(?:'ve| have)? (?:tell|show|send|give|let|quote)\w* me\b",
-    re.IGNORECASE,
-)
+_INFO_FIRST = cue("info_first")
 _OPENING_IF = re.compile(
     r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b"
     r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition

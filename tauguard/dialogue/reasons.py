@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from tauguard.dialogue.cues import cue
 from tauguard.dialogue.polarity import _fold
 from tauguard.dialogue.view import DialogueView, Turn
 
@@ -46,20 +47,8 @@ _IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bweather(?:ed)? the storm\b"), " "),
 )
 
-_HEALTH = re.compile(
-    r"\b(unwell|illness|ill|sick(?:ness)?|health|medical(?:ly)?|medicine|medication|"
-    r"doctor|physician|hospital(?:i[sz]ed)?|clinic|emergency room|\ber\b|surgery|surgical|operation|"
-    r"injur(?:y|ed|ies)|hurt|broke (?:my|his|her) \w+|broken (?:leg|arm|ankle|wrist|hip|bone)|fracture\w*|sprain\w*|"
-    r"fever|flu|covid|virus|infection|infected|pneumonia|migraine|pain|cancer|stroke|heart attack|"
-    r"pregnan\w+|contagious|diagnos\w+|symptoms?|recover\w*|treatment|therapy|bedridden|quarantin\w+|"
-    r"malade|enfermo|enferma|krank)\b"
-)
-_WEATHER = re.compile(
-    r"\b(weather|storms?|stormy|thunderstorms?|hurricanes?|typhoons?|cyclones?|tornado(?:es)?|blizzards?|"
-    r"snow(?:storm|fall|ed in)?|ice storm|icy|freezing rain|floods?|flooding|heavy rain|"
-    r"forecast|wildfires?|volcan\w+|ash cloud|hail|extreme (?:heat|cold)|heat ?wave|"
-    r"tempete|ouragan|tormenta|huracan|unwetter)\b"
-)
+_HEALTH = cue("health")
+_WEATHER = cue("weather")
 # Any reason at all (the policy asks the agent to get one for a cancellation: "change of plan,
 # airline cancelled flight, or other reasons"). A reason says *why* the user wants the action:
 # either a motive (one of the kinds below, however phrased) or a causal or purpose frame that
@@ -89,8 +78,7 @@ _MOTIVES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("circumstance", re.compile(r"\b(emergency|family|work|conflict|personal|schedule|funeral|passed away)\b")),
 )
 # A causal or purpose frame: the words around it are the user's reason.
-_BECAUSE = re.compile(
-    r"\b(because|since|due to|owing to|as (?:i|we|my|our)|so that|in order to|that'?s why|reason)\b|,\s*so (?:i|we)\b")
+_BECAUSE = cue("because")
 
 
 def motive(text: str) -> str | None:
@@ -107,22 +95,15 @@ def motive(text: str) -> str | None:
 # sick, I just changed my mind" has two clauses). A concept is negated by a negator just before it
 # ("not sick", "no illness", "never ill") or by a negated subject or frame anywhere before it in its
 # clause ("nobody is sick", "none of us are ill", "it's not that I'm sick", "not because of my health").
-_CLAUSE = re.compile(r"[,.;:!?()\n\u2014]+|\s-\s|\b(?:but|however|although|though|just|except|whereas|while|anyway)\b")
-_NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|weren'?t|don'?t|doesn'?t|didn'?t|without|nor|neither|"
-                      r"nothing to do with|rather than|unrelated to)\s+(?:[\w']+\s+){0,2}$")
-_NEGATED_FRAME = re.compile(r"\b(nobody|no ?one|no-one|none of|neither of|nothing|not that|not because|isn'?t because|"
-                            r"not due to|not about|not related to|nothing to do with|unrelated to|rather than)\b")
+_CLAUSE = cue("reason_clause")
+_NEGATED = cue("negated")
+_NEGATED_FRAME = cue("negated_frame")
 # A clause saying a person is well ("I am healthy", "everyone is fine", "my health is good") states no
 # illness; said with a negation ("I'm not healthy", "I don't feel well") it states one. Only words of
 # health and feeling turn into an illness when negated ("not fine with the fee" is no illness).
-_WELLNESS = re.compile(
-    r"\b(?:healthy|in (?:good|perfect|great|fine) (?:health|shape)|"
-    r"(?:feel|feels|feeling|felt|am|i'm|is|are|was|were|be|been|doing|isn'?t|aren'?t|wasn'?t|not)\s+"
-    r"(?:(?:not|perfectly|completely|totally|really|very|quite|so|too|all|still|in)\s+)*"
-    r"(?:fine|well|good|great|ok(?:ay)?|better|healthy|fit)\b)"
-)
-_ILL_WHEN_NEGATED = re.compile(r"\b(?:healthy|well|fit|health|shape)\b|\bfe(?:el|els|eling|lt)\b")
-_ASKS_REASON = re.compile(r"\b(reason|why)\b")
+_WELLNESS = cue("wellness")
+_ILL_WHEN_NEGATED = cue("ill_when_negated")
+_ASKS_REASON = cue("asks_reason")
 
 
 def _clauses(text: str) -> list[str]:
@@ -149,8 +130,7 @@ def _wellness(clause: str) -> bool | None:
 
 
 # Weather said to be benign ("the weather is fine", "the forecast looks clear") is no weather reason.
-_BENIGN_WEATHER = re.compile(r"\b(?:weather|forecast)\b[^,.;]*?\b(?:is|looks|seems|was|will be|should be)\s+(?:\w+\s+)?"
-                             r"(?:fine|good|nice|clear|great|ok(?:ay)?|sunny|perfect|calm|beautiful)\b")
+_BENIGN_WEATHER = cue("benign_weather")
 
 
 def _concept_in(text: str, concept: re.Pattern[str], health: bool = False) -> bool:
