@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tauguard.dialogue.cues import cue
-from tauguard.dialogue.polarity import _fold
+from tauguard.dialogue.text import fold
 from tauguard.strategy_api.conversation import ToolCallView
 
 Unit = Literal["usd", "gb"]
@@ -53,7 +53,7 @@ class StatedAmount:
 def stated_amounts(text: str) -> list[StatedAmount]:
     """Every amount in ``text`` (dollars and gigabytes), clause by clause, with the method kind nearest to it."""
     found: list[StatedAmount] = []
-    for clause in _CLAUSE.split(_fold(text)):
+    for clause in _CLAUSE.split(fold(text)):
         kinds = [(m.start(), m.end(), k) for k, words in _KINDS.items() for m in re.finditer(words, clause)]
         previous_end = 0
         for m in _USD.finditer(clause):

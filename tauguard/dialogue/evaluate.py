@@ -99,7 +99,7 @@ class Evaluation(BaseModel):
     plumbing_only: bool = False  # the LLM backend run against a stand-in server: scores mean nothing
 
 
-class _Conversations:
+class Conversations:
     """The simulations of the results files the cases name, read once each."""
 
     def __init__(self, directories: Sequence[Path]) -> None:
@@ -116,6 +116,9 @@ class _Conversations:
             return None
         messages = sims[case.source.sim_index].get("messages") or []
         return messages if len(messages) > case.write.message_index else None
+
+
+_Conversations = Conversations  # the name the tests used
 
 
 def _alone(case: ConfirmationCase) -> list[dict[str, Any]]:
@@ -168,7 +171,7 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
              plumbing_only: bool = False, split: Split = "all") -> Evaluation:
     """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders),
     restricted to ``split`` (all, the development files or the sealed ones)."""
-    found = _Conversations(trajectories)
+    found = Conversations(trajectories)
     cases = [c for c in cases if in_split(c.source.file, split)]
     label = getattr(judge, "label", f"{judge.name}/{judge.version}")
     result = Evaluation(judge=label, cases=len(cases), plumbing_only=plumbing_only, split=split)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauguard.datafiles import DataFileError, load_jsonl
 from tauguard.dialogue.cases import ConfirmationCase, Label, TurnRef
-from tauguard.dialogue.evaluate import Confusion, _Conversations, judge_case_why
+from tauguard.dialogue.evaluate import Confusion, Conversations, judge_case_why
 from tauguard.dialogue.judge import DialogueJudge
 from tauguard.dialogue.rules import RULES
 from tauguard.dialogue.sealed import sealed_files
@@ -88,7 +88,7 @@ def evaluate_hard_negatives(judge: DialogueJudge, cases: Sequence[ConfirmationCa
                             hard: Sequence[HardNegative] | None = None) -> tuple[Confusion, list[HardNegativeResult]]:
     """Score ``judge`` on the hard negatives whose base case and conversation are found (others are skipped)."""
     by_id = {c.id: c for c in cases}
-    found = _Conversations(trajectories)
+    found = Conversations(trajectories)
     confusion = Confusion()
     results: list[HardNegativeResult] = []
     for hn in hard if hard is not None else load_hard_negatives():

@@ -32,10 +32,11 @@ from pydantic import BaseModel
 
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
 from tauguard.dialogue.amounts import amount_mismatch
-from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
+from tauguard.dialogue.polarity import About, Polarity, agrees, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
 from tauguard.dialogue.rules import Rejection, rejection
-from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, missing, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.statement import Facts, entity_id, facts_of, first_mention, mentioned_ids, mentions_number, mentions_value, method_kind, missing, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.text import fold
 from tauguard.dialogue.version import COMPILED_VERSION, compiled_label
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
@@ -194,7 +195,7 @@ _FUTURE = re.compile(r"\b(?:i|we)(?:'ll| will)\b|\bwill then\b", re.IGNORECASE)
 def defers_go_ahead(text: str) -> bool:
     """Whether an agent message announces that it will ask for the go-ahead later (after details, a
     choice or a check): it does not ask for it now, whatever else it asks."""
-    folded = _fold(text)
+    folded = fold(text)
     announced = False  # a header in the future tense ("..., I will:") announces the list items after it
     for line in folded.splitlines():
         item = bool(_LIST_ITEM.match(line))
@@ -331,15 +332,15 @@ def sentence_about(domain: str, call: ToolCallView, rule: Confirmation, facts: F
     own, other = _action_words(domain, call, rule)
     values = _values({k: v for k, v in call.arguments.items() if k not in _PAYS})
     payment = [str(call.arguments[k]) for k in ("payment_id", "payment_method_id") if isinstance(call.arguments.get(k), str)]
-    targets = {_id(v) for v in _values(call.arguments)}
+    targets = {entity_id(v) for v in _values(call.arguments)}
     pays = any(k in call.arguments for k in _PAYS)
-    known = facts.ids | {_id(m) for m in _ID_SHAPE.findall(statement)}
+    known = facts.ids | {entity_id(m) for m in _ID_SHAPE.findall(statement)}
 
     def about(sentence: str, previous: str | None) -> Literal["this", "sibling", "other", "unknown"]:
         # ids first: a sentence naming this target is about it, one naming only another is not
         if any(mentions_value(sentence, v, facts.methods) for v in values + payment):
             return "this"
-        if any(i not in targets for i in _mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
+        if any(i not in targets for i in mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
             return "sibling"
         if _names_any(sentence, own):
             return "this"
@@ -465,7 +466,7 @@ class CompiledJudge:
         while k >= 0 and len(episode) < 4:
             turn = turns[k]
             if turn.role == "user":
-                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
+                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(fold(turn.text)):
                     break
             else:
                 episode.insert(0, turn)
@@ -489,7 +490,7 @@ class CompiledJudge:
                 continue
             if polarity(later.text, about) in ("no", "conditional"):
                 return rejection("withdrawn_later", f"the user's turn at event {later.position} reads as {polarity(later.text, about)}")
-            if _CHANGE.search(_fold(later.text)):
+            if _CHANGE.search(fold(later.text)):
                 # the user changed the request since (a re-confirmation is a pair of its own)
                 return rejection("changed_later", f"the user's turn at event {later.position} changes the request")
         if _creates(rule):
@@ -539,14 +540,14 @@ def _resolved(turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation,
     or when it puts the action to the user again and the write does not wait for the reply
     (the answer changed or re-opened the details).
     """
-    if not any(_agrees(s) and about(s, None) in ("this", "unknown") for s in sentences(_fold(turns[j].text))):
+    if not any(agrees(s) and about(s, None) in ("this", "unknown") for s in sentences(fold(turns[j].text))):
         return False
     if j + 1 >= len(turns) or turns[j + 1].role != "agent":
         return False  # nobody answered: the write went ahead on a yes that waits
     answer = turns[j + 1].text
     if j + 2 < len(turns) or asks_go_ahead(answer, call, rule, domain):
         return False  # the user was asked again or answered again: that later pair is the confirmation
-    return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(_fold(answer)))
+    return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(fold(answer)))
 
 
 def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView, facts: Facts) -> bool:
@@ -557,12 +558,12 @@ def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView
     pair is the one that agrees to it as made. A reply that only supplies a payment the statement
     left open keeps its yes (the agent's restatement is a re-confirmation)."""
     methods = payment_ids(call)
-    named = [m for m in facts.methods if _first_mention(turns[i].text, m, facts) is not None]
-    changed = [m for m in methods if m not in named and _first_mention(turns[j].text, m, facts) is not None]
-    if not changed or not any(m not in methods and _kind(m, facts) == _kind(c, facts) for m in named for c in changed):
+    named = [m for m in facts.methods if first_mention(turns[i].text, m, facts) is not None]
+    changed = [m for m in methods if m not in named and first_mention(turns[j].text, m, facts) is not None]
+    if not changed or not any(m not in methods and method_kind(m, facts) == method_kind(c, facts) for m in named for c in changed):
         return False  # the statement named no other method of that kind: nothing was changed
     return any(turns[k].role == "agent" and k + 1 < len(turns) and turns[k + 1].role == "user"
-               and any(_first_mention(turns[k].text, m, facts) is not None for m in changed)
+               and any(first_mention(turns[k].text, m, facts) is not None for m in changed)
                for k in range(j + 1, len(turns)))
 
 
@@ -584,12 +585,12 @@ def _target_disputed(reply: str, call: ToolCallView, facts: Facts) -> bool:
         target = call.arguments.get(key)
         if not isinstance(target, str):
             continue
-        own = _id(target)
+        own = entity_id(target)
         if re.fullmatch(r"W?\d{7}", own):  # an order number, written with or without its "#W"
             # "#W9502126", or a bare number said as the order's ("Order ID: 9502126"), not a card's digits
             said = {"W" + d for d in re.findall(r"(?:#W|\bW|\border(?: id| number| no\.?)?\s*[:#]?\s*#?)(\d{7})\b", reply, re.IGNORECASE)}
         else:
-            said = {_id(m) for m in _ID_SHAPE.findall(reply)}
+            said = {entity_id(m) for m in _ID_SHAPE.findall(reply)}
         if any(i != own and i not in facts.ids for i in said):
             return True
     return False
@@ -653,7 +654,7 @@ _ASKS_CHOICE = re.compile(r"\blet me know (?:which|how|what)\b", re.IGNORECASE)
 def _goes_ahead(reply: str) -> bool:
     """Whether a reply tells the agent, in a sentence that is no question, to go ahead with an action
     (not with a look-up: "go ahead and check the prices" asks for information)."""
-    return any(_GO_AHEAD.search(s) and not s.endswith("?") and not _INFORMATION.search(s) for s in sentences(_fold(reply)))
+    return any(_GO_AHEAD.search(s) and not s.endswith("?") and not _INFORMATION.search(s) for s in sentences(fold(reply)))
 
 
 def _restated(revision: str, call: ToolCallView, rule: Confirmation, view: DialogueView, turns: list[Turn], j: int, k: int) -> bool:

@@ -13,11 +13,11 @@ This module imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Literal
 
 from tauguard.dialogue.cues import cue
+from tauguard.dialogue.text import fold
 
 Polarity = Literal["yes", "no", "conditional", "question", "none"]
 POLARITIES: tuple[Polarity, ...] = ("yes", "no", "conditional", "question", "none")
@@ -127,16 +127,11 @@ _MONEY_TERMS = re.compile(r"\b(refund\w*|charg\w*|pay\w*|card|gift ?card|credit|
 _SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
 
 
-def _fold(text: str) -> str:
-    """Lowercase, accents stripped, typographic quotes and markdown emphasis normalised."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').replace("\u2011", "-").replace("*", "").replace("_", " ")
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (split on . ! ? ; and newlines), stripped, non-empty."""
-    return [s.strip() for s in _SENTENCE.findall(_fold(text)) if s.strip(" .!?;\n")]
+    return [s.strip() for s in _SENTENCE.findall(fold(text)) if s.strip(" .!?;\n")]
 
 
 def _is_question(sentence: str) -> bool:
@@ -148,7 +143,7 @@ _ANSWER = re.compile(r"^\W*(yes|no|ok(?:ay)?|sure|yeah|yep|nope|thanks?|thank yo
 
 def is_short_answer(text: str) -> bool:
     """Whether a user message opens as an answer (yes / no / ok / thanks), not as a request of its own."""
-    return bool(_ANSWER.match(_fold(text)))
+    return bool(_ANSWER.match(fold(text)))
 
 
 #: What a sentence of a reply is about, relative to the write being judged.
@@ -182,7 +177,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     correction or checks ("I'd like to adjust the plan before you proceed:") leaves the verdict to
     its items.
     """
-    folded = _fold(text)
+    folded = fold(text)
     if about is None and _DEFER.search(folded):
         return "conditional"
     said = sentences(_NOT_NEGATIONS.sub(" ", folded))
@@ -192,7 +187,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
         section: Literal["this", "sibling"] | None = None  # what the reply's current section header ("Order #W3239882:") is about
         # a sentence agreeing to this write by name ("Go ahead and cancel FDZ0T5 and HSR97W") says which
         # targets of the batch go ahead: dropping another one beside it changes nothing for this one
-        named_yes = any(about(s, None) == "this" and _agrees(s) for s in said)
+        named_yes = any(about(s, None) == "this" and agrees(s) for s in said)
         for k, sentence in enumerate(said):
             subject = about(sentence, previous)
             if _SECTION.match(sentence):
@@ -201,14 +196,14 @@ def polarity(text: str, about: About | None = None) -> Polarity:
                 subject = section  # a sentence under a target's header is about that target
             if subject == "unknown" and previous is not None and _ANAPHORIC.search(sentence):
                 subject = about(previous, None)
-                if subject == "this" and _agrees(previous) and _ADDITION.search(previous):
+                if subject == "this" and agrees(previous) and _ADDITION.search(previous):
                     # "Please proceed with cancelling all five, the three and also those two. Is that
                     # possible?": the doubt is about what the user adds, the agreement to this stands
                     subject = "sibling"
             previous = sentence
-            if subject == "other" and not _agrees(sentence):
+            if subject == "other" and not agrees(sentence):
                 continue  # a refusal, condition or question about another action
-            if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not _agrees(sentence):
+            if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not agrees(sentence):
                 continue  # a condition or question about another target; refusing one still changes what was put
             # a sentence that opens a list (not one inside a running list) announces its items
             opens_list = k + 1 < len(said) and _ITEM.match(said[k + 1]) is not None and not _ITEM.match(sentence) \
@@ -223,7 +218,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     return _verdict(said)
 
 
-def _agrees(sentence: str) -> bool:
+def agrees(sentence: str) -> bool:
     """Whether a sentence agrees and neither refuses nor attaches a condition."""
     if _is_question(sentence) or _NO.search(sentence) or _WITHDRAW.search(sentence) or _CONDITIONAL.search(sentence):
         return False

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tauguard.dialogue.cues import cue
-from tauguard.dialogue.polarity import _fold
+from tauguard.dialogue.text import fold
 from tauguard.dialogue.view import DialogueView, Turn
 
 ReasonKind = Literal["health", "weather", "other"]
@@ -84,7 +84,7 @@ _BECAUSE = cue("because")
 def motive(text: str) -> str | None:
     """The kind of motive a user message states for a request ("change of plan", "cost", ...;
     "stated" for a bare causal frame), or None."""
-    folded = _fold(text)
+    folded = fold(text)
     for name, pattern in _MOTIVES:
         if pattern.search(folded):
             return name
@@ -134,7 +134,7 @@ _BENIGN_WEATHER = cue("benign_weather")
 
 
 def _concept_in(text: str, concept: re.Pattern[str], health: bool = False) -> bool:
-    folded = _fold(text)
+    folded = fold(text)
     for pattern, meaning in _IDIOMS:
         folded = pattern.sub(meaning, folded)
     for clause in _clauses(folded):
@@ -175,7 +175,7 @@ def stated_reason(view: DialogueView, covered: bool = False) -> Reason | None:
                     return Reason(turn.position, turn.text, kind)
             elif kind is not None:
                 return Reason(turn.position, turn.text, kind)
-            elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(_fold(previous.text)):
+            elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(fold(previous.text)):
                 return Reason(turn.position, turn.text, "other")
         previous = turn
     return None

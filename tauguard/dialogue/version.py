@@ -24,7 +24,7 @@ HERE = Path(__file__).parent
 VERSIONS_FILE = HERE / "data" / "versions.toml"
 #: The files whose content is the compiled judge's rules (paths relative to tauguard/dialogue).
 RULE_FILES: tuple[str, ...] = (
-    "amounts.py", "cues.py", "judge.py", "polarity.py", "reasons.py", "rules.py", "statement.py", "view.py", "data/cues.toml",
+    "amounts.py", "cues.py", "judge.py", "polarity.py", "reasons.py", "rules.py", "statement.py", "text.py", "view.py", "data/cues.toml",
 )
 
 
