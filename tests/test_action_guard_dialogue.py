@@ -68,3 +68,16 @@ def test_dialogue_option_llm_needs_a_guard_model() -> None:
     session = ActionGuardSession(context.model_copy(update={"guard_llm": "openai/x"}), ActionGuardOptions(backend="compiled", dialogue="llm"))
     assert session.judge.name == "llm"
     assert ActionGuardSession(context, ActionGuardOptions()).judge is NEUTRAL
+
+
+def test_a_missing_confirmation_tells_the_agent_the_judges_rule() -> None:
+    from tauguard_strategies.action_guard.dialogue import confirmation_or_why
+
+    refused = ConversationBuilder().agent("I'll cancel order #W5199551 (no longer needed). Do you confirm?").user("No, actually don't.")
+    found, why = confirmation_or_why(_evidence(refused), CANCEL, NEUTRAL, "retail")
+    assert found is None and why == "reply_not_yes: the reply reads as no"
+    vague = ConversationBuilder().agent("Shall I cancel your order?").user("Yes.")
+    found, why = confirmation_or_why(_evidence(vague), CANCEL, NEUTRAL, "retail")
+    assert found is None and why.startswith("arguments_not_conveyed: not conveyed: order_id='#W5199551'")
+    _, why = confirmation_or_why(_evidence(ConversationBuilder()), CANCEL, _Stub(), "retail")  # type: ignore[arg-type]
+    assert why == ""  # confirmed: nothing to say

@@ -246,3 +246,11 @@ def test_a_guard_that_blocks_everything_gets_no_better_tcr_than_react_on_the_sam
     assert (react_step, react_trace) == (pytest.approx(7 / 8), 0.5)
     assert (block_step, block_trace) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
     assert block_step < react_step and block_trace < react_trace
+
+
+def test_a_failed_confirmation_stores_the_judges_rule():
+    msgs = _retail_cancel(confirm=False)
+    at = next(i for i, m in enumerate(msgs) if (m.get("tool_calls") or [{}])[0].get("name") == "cancel_pending_order")
+    msgs[at:at] = [_say("assistant", texts.confirm_request("cancel_pending_order", CANCEL)), _say("user", texts.USER_NO)]
+    (failure,) = _score("retail", msgs).failures
+    assert failure.check == "confirmation" and "(reply_not_yes: the reply reads as no)" in failure.detail

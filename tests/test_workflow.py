@@ -193,3 +193,15 @@ def test_verifier_failure_is_a_guard_error_event_never_a_crash(policy, verdict):
         details = session.turn_details()
     assert details["rule_id"] == "guard.error.verifier" and "unparseable" in details["reason"]
     assert session.before_write(CANCEL, conv).verdict == verdict
+
+
+def test_an_unmet_yes_node_says_why_the_dialogue_judge_found_no_yes():
+    session, conv = _session(), Conversation()
+    _feed(session, conv, ConversationEvent(kind="user_message", content="Please cancel my order #W1."))
+    _feed(session, conv, *_read("find_user_id_by_email", {"email": "a@b.c"}))
+    _feed(session, conv, *_read("get_order_details", {"order_id": "#W1"}))
+    _feed(session, conv, ConversationEvent(kind="agent_message", content=texts.confirm_request(CANCEL.name, CANCEL.arguments)),
+          ConversationEvent(kind="user_message", content="Hmm, let me think about it first."))
+    held = session.before_write(CANCEL, conv)
+    assert held.evidence["unmet"] == "cancel.confirm.user_yes"
+    assert "dialogue judge: reply_not_yes: the reply reads as" in held.reason

@@ -19,7 +19,8 @@ from tauguard.dialogue import DialogueJudge
 from tauguard.dialogue.statement import facts_of, mentions_value
 from tauguard.dialogue.view import DialogueView
 
-__all__ = ["Confirmation", "find_confirmation", "mentions_value", "payment_named", "reason_stated", "user_turn_matching"]
+__all__ = ["Confirmation", "confirmation_or_why", "find_confirmation", "mentions_value", "payment_named", "reason_stated",
+           "user_turn_matching"]
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,20 @@ def find_confirmation(evidence: Evidence, call: ToolCallView, judge: DialogueJud
                       must_mention: re.Pattern[str] | None = None) -> Confirmation | None:
     """The latest confirmation of ``call`` in force, per ``judge``; with ``must_mention``, one whose
     statement also matches it (e.g. a price)."""
+    return confirmation_or_why(evidence, call, judge, domain, must_mention)[0]
+
+
+def confirmation_or_why(evidence: Evidence, call: ToolCallView, judge: DialogueJudge, domain: str,
+                        must_mention: re.Pattern[str] | None = None) -> tuple[Confirmation | None, str]:
+    """:func:`find_confirmation`, and when there is none, the judge's reason in one line (its
+    ``Rejection``: the rule and what was missing; "" when the backend gives none)."""
     finding = judge.confirmation(domain, evidence.view, call)
     pairs = [p for p in finding.pairs if must_mention is None or must_mention.search(p.statement)]
     if not pairs:
-        return None
+        why = finding.rejection
+        return None, why.says() if why is not None else ""
     last = pairs[-1]
-    return Confirmation(Turn(last.statement_at, "agent", last.statement), Turn(last.reply_at, "user", last.reply))
+    return Confirmation(Turn(last.statement_at, "agent", last.statement), Turn(last.reply_at, "user", last.reply)), ""
 
 
 def reason_stated(evidence: Evidence, judge: DialogueJudge, domain: str, covered: bool = False) -> Turn | None:

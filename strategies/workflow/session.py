@@ -248,6 +248,8 @@ class WorkflowSession(GuardSession):
                 # REVISE) under its clause, not a step the agent could still take
                 verdict = item.on_violation
                 remediation = item.remediation or remediation
+        elif gap.judge == "confirm" and self.tracker.rejections.get(gap.id):  # why the dialogue judge found no yes
+            detail += f" (dialogue judge: {self.tracker.rejections[gap.id]})"
         finding = RuleFinding(
             rule_id=rule_id,
             verdict=verdict,

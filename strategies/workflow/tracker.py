@@ -82,6 +82,7 @@ class Tracker:
         self.graph = graph
         self.tool_types = tool_types
         self.judge = judge  # who judges an explicit yes (the strategy's ``dialogue`` option)
+        self.rejections: dict[str, str] = {}  # confirm node -> the judge's last reason it is unmet ("" if none given)
         self.state = WorkflowState()
         self._calls: dict[str, ToolCallView] = {}
 
@@ -156,7 +157,10 @@ class Tracker:
             if call is None:
                 return False
             try:
-                return self.judge.confirmation(self.graph.domain, view_of(conversation), call).confirmed
+                finding = self.judge.confirmation(self.graph.domain, view_of(conversation), call)
+                why = finding.rejection
+                self.rejections[node.id] = why.says() if why is not None else ""
+                return finding.confirmed
             except Exception:  # noqa: BLE001 -- a failed LLM judge leaves the node unmet (the write is held)
                 return False
         if node.judge == "device_report":

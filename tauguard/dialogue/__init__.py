@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from tauguard.dialogue.judge import (
-    COMPILED_VERSION,
     CompiledJudge,
     DialogueJudge,
     Finding,
@@ -29,6 +28,7 @@ from tauguard.dialogue.judge import (
 )
 from tauguard.dialogue.polarity import POLARITIES, Polarity, polarity
 from tauguard.dialogue.reasons import Reason, reason_kind
+from tauguard.dialogue.version import COMPILED_VERSION
 from tauguard.dialogue.view import DialogueView, conversation_of_messages, view_of
 
 Backend = Literal["compiled", "llm"]
@@ -52,8 +52,8 @@ def judge(backend: Backend = "compiled", model: str | None = None, llm_args: dic
 
 
 def neutral_label() -> str:
-    """``name/version`` of the judge that scores the process metrics (stored on each report)."""
-    return f"{NEUTRAL.name}/{NEUTRAL.version}"
+    """``compiled/N+HASH`` of the judge that scores the process metrics (stored on each report)."""
+    return NEUTRAL.label
 
 
 __all__ = [

@@ -13,6 +13,10 @@ any of its labelled pairs is, and predicted confirmed when the judge pairs it wi
 That is the decision a guard and the process rubric take (was this write confirmed at all?),
 restricted to the pairs that were labelled; repeats and ambiguous cases are left out as above.
 
+Every figure is also given per source file (``by_source``, ``writes_by_source``) and per split
+(``by_split``: the development files and the sealed ones, :mod:`.sealed`); ``split`` restricts the
+whole evaluation to one of them (the development figures leave the sealed files out).
+
 This module imports neither tau2 nor litellm.
 """
 
@@ -28,6 +32,8 @@ from tauguard.strategy_api.conversation import ToolCallView
 from tauguard.dialogue.cases import ConfirmationCase, read_simulations
 from tauguard.dialogue.context import PackagedContexts
 from tauguard.dialogue.judge import DialogueJudge
+from tauguard.dialogue.rules import Rejection, rejection
+from tauguard.dialogue.sealed import Split, in_split, sealed_files
 from tauguard.dialogue.view import conversation_of_messages, view_of
 
 
@@ -68,6 +74,10 @@ class CaseResult(BaseModel):
     case_type: str
     label: str
     predicted: bool
+    source: str = ""  # the τ² results file the case is read from
+    rule: str = ""  # a miss: the rule that rejected the pair; a false positive: "taken"
+    detail: str = ""  # what decided it (the rejection's detail)
+    sealed: bool = False  # a case of the sealed split (its error is not read while designing rules)
 
 
 class Evaluation(BaseModel):
@@ -83,11 +93,16 @@ class Evaluation(BaseModel):
     repeats: Confusion = Field(default_factory=Confusion)  # writes identical to an earlier successful one
     by_case_type: dict[str, Confusion] = Field(default_factory=dict)
     by_labeller: dict[str, Confusion] = Field(default_factory=dict)  # repeats left out
+    split: Split = "all"  # which cases were scored (all, the development files, the sealed files)
+    by_source: dict[str, Confusion] = Field(default_factory=dict)  # per pair, per source file (repeats left out)
+    writes_by_source: dict[str, Confusion] = Field(default_factory=dict)  # per write, per source file
+    by_split: dict[str, Confusion] = Field(default_factory=dict)  # per pair: development / sealed
+    writes_by_split: dict[str, Confusion] = Field(default_factory=dict)  # per write: development / sealed
     errors: list[CaseResult] = Field(default_factory=list)  # the cases it got wrong
     plumbing_only: bool = False  # the LLM backend run against a stand-in server: scores mean nothing
 
 
-class _Conversations:
+class Conversations:
     """The conversations the cases are judged on: shipped with the case, else from the results
     files the cases name (read once each)."""
 
@@ -117,6 +132,9 @@ class _Conversations:
         return messages if len(messages) > case.write.message_index else None
 
 
+_Conversations = Conversations  # the name the tests used
+
+
 def _alone(case: ConfirmationCase) -> list[dict[str, Any]]:
     """A three-message conversation: the statement, the reply, the write."""
     call = {"id": "w", "name": case.write.name, "arguments": case.write.arguments}
@@ -129,6 +147,13 @@ def _alone(case: ConfirmationCase) -> list[dict[str, Any]]:
 
 def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict[str, Any]] | None) -> bool:
     """Whether ``judge`` finds that the case's pair confirms its write."""
+    return judge_case_why(judge, case, messages)[0]
+
+
+def judge_case_why(judge: DialogueJudge, case: ConfirmationCase,
+                   messages: list[dict[str, Any]] | None) -> tuple[bool, Rejection | None]:
+    """Whether ``judge`` finds that the case's pair confirms its write and, when not, why (the pair's
+    :class:`~tauguard.dialogue.rules.Rejection`; None when the backend gives no reason)."""
     if messages is None:
         messages, s_idx, r_idx, w_idx, c_idx = _alone(case), 0, 1, 2, 0
     else:
@@ -138,17 +163,32 @@ def judge_case(judge: DialogueJudge, case: ConfirmationCase, messages: list[dict
     at = where.get((w_idx, c_idx))
     statement_at, reply_at = where.get((s_idx, -1)), where.get((r_idx, -1))
     if at is None or statement_at is None or reply_at is None:
-        return False
+        return False, rejection("no_pair", "the case's statement, reply or write is not in its conversation")
     call = conv.events[at].tool_call or ToolCallView(name=case.write.name, arguments=case.write.arguments)
     finding = judge.confirmation(case.domain, view_of(conv), call, at)
-    return any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs)
+    if any(p.statement_at == statement_at and p.reply_at == reply_at for p in finding.pairs):
+        return True, None
+    return False, finding.rejection_of(statement_at, reply_at)
+
+
+def source_of(case: ConfirmationCase) -> str:
+    """The source file a case is read from, without its extensions (``airline_..._user-gpt-4.1``)."""
+    return case.source.file.split(".json")[0]
+
+
+def split_of(case: ConfirmationCase) -> str:
+    """``sealed`` or ``development``: the split of the case's source file."""
+    return "sealed" if case.source.file in sealed_files() else "development"
 
 
 def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectories: Sequence[Path] = (),
-             plumbing_only: bool = False) -> Evaluation:
-    """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders)."""
-    found = _Conversations(trajectories)
-    result = Evaluation(judge=f"{judge.name}/{judge.version}", cases=len(cases), plumbing_only=plumbing_only)
+             plumbing_only: bool = False, split: Split = "all") -> Evaluation:
+    """Score ``judge`` on labelled ``cases`` (conversations read from the ``trajectories`` folders),
+    restricted to ``split`` (all, the development files or the sealed ones)."""
+    found = Conversations(trajectories)
+    cases = [c for c in cases if in_split(c.source.file, split)]
+    label = getattr(judge, "label", f"{judge.name}/{judge.version}")
+    result = Evaluation(judge=label, cases=len(cases), plumbing_only=plumbing_only, split=split)
     per_write: dict[tuple[str, int, int, int], tuple[bool, bool]] = {}
     for case in cases:
         if case.label not in ("confirmed", "not_confirmed"):
@@ -158,7 +198,7 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
         if messages is None:
             result.without_conversation += 1
         result.packaged_conversation += found.shipped(case)
-        predicted = judge_case(judge, case, messages)
+        predicted, why = judge_case_why(judge, case, messages)
         actual = case.label == "confirmed"
         kind = case.case_type or "other"
         if kind == "repeat":
@@ -170,11 +210,24 @@ def evaluate(judge: DialogueJudge, cases: Sequence[ConfirmationCase], trajectori
             was = per_write.get(key, (False, False))
             per_write[key] = (was[0] or predicted, was[1] or actual)
             result.by_labeller.setdefault(case.labeller or "unknown", Confusion()).add(predicted, actual)
+            result.by_source.setdefault(source_of(case), Confusion()).add(predicted, actual)
+            result.by_split.setdefault(split_of(case), Confusion()).add(predicted, actual)
         result.by_case_type.setdefault(kind, Confusion()).add(predicted, actual)
         if predicted != actual:
-            result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted))
-    for predicted, actual in per_write.values():
+            result.errors.append(CaseResult(id=case.id, case_type=kind, label=case.label, predicted=predicted,
+                                            source=source_of(case), sealed=split_of(case) == "sealed",
+                                            rule="taken" if predicted else (why.rule if why else "unknown"),
+                                            detail=why.detail if why else ""))
+    sealed = {f.split(".json")[0] for f in sealed_files()}
+    for (file, *_), (predicted, actual) in per_write.items():
         result.writes.add(predicted, actual)
+        stem = file.split(".json")[0]
+        result.writes_by_source.setdefault(stem, Confusion()).add(predicted, actual)
+        result.writes_by_split.setdefault("sealed" if stem in sealed else "development", Confusion()).add(predicted, actual)
     result.by_case_type = dict(sorted(result.by_case_type.items()))
     result.by_labeller = dict(sorted(result.by_labeller.items()))
+    result.by_source = dict(sorted(result.by_source.items()))
+    result.writes_by_source = dict(sorted(result.writes_by_source.items()))
+    result.by_split = dict(sorted(result.by_split.items()))
+    result.writes_by_split = dict(sorted(result.writes_by_split.items()))
     return result

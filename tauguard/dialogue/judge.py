@@ -31,13 +31,16 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from tauguard.strategy_api.conversation import Conversation, ToolCallView
-from tauguard.dialogue.polarity import About, Polarity, _agrees, _fold, polarity, sentences
+from tauguard.dialogue.amounts import amount_mismatch
+from tauguard.dialogue.polarity import About, Polarity, agrees, polarity, sentences
 from tauguard.dialogue.reasons import Reason, stated_reason
-from tauguard.dialogue.statement import Facts, _first_mention, _id, _kind, _mentioned_ids, facts_of, mentions_number, mentions_value, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.rules import Rejection, rejection
+from tauguard.dialogue.statement import Facts, entity_id, facts_of, first_mention, mentioned_ids, mentions_number, mentions_value, method_kind, missing, names_action, payment_ids, payment_shares, states, values_at
+from tauguard.dialogue.text import fold
+from tauguard.dialogue.version import COMPILED_VERSION, compiled_label
 from tauguard.dialogue.view import DialogueView, Turn, view_of
 from tauguard.domains.contract import Confirmation, contract
 
-COMPILED_VERSION = 7  # bump on any change of the compiled judge's rules
 
 
 class Pairing(BaseModel):
@@ -50,16 +53,33 @@ class Pairing(BaseModel):
 
 
 class Finding(BaseModel):
-    """The judge's answer about one write: the confirmations in force when it is made."""
+    """The judge's answer about one write: the confirmations in force when it is made, and why each
+    other pair does not confirm it."""
 
     needed: bool  # whether the contract asks for an explicit yes for this write
     pairs: list[Pairing] = []
     judge: str = ""
+    rejections: list[Rejection] = []  # one per pair not taken (compiled backend), in conversation order
 
     @property
     def confirmed(self) -> bool:
         """Whether an explicit yes to a statement of the write is in force."""
         return bool(self.pairs)
+
+    @property
+    def rejection(self) -> Rejection | None:
+        """Why the write is not confirmed, for feedback (None when it is, or nothing is known): the
+        latest pair that was about a go-ahead (not one whose statement asked for none, nor one whose
+        reply said nothing yes or no), else the latest pair."""
+        if self.confirmed or not self.needed:
+            return None
+        weak = ("no_go_ahead_asked", "reply_not_yes: the reply reads as none")
+        relevant = [r for r in self.rejections if not r.says().startswith(weak)] or self.rejections
+        return relevant[-1] if relevant else None
+
+    def rejection_of(self, statement_at: int, reply_at: int) -> Rejection | None:
+        """The rejection of one pair (None: taken, or not judged)."""
+        return next((r for r in self.rejections if r.statement_at == statement_at and r.reply_at == reply_at), None)
 
 
 @runtime_checkable
@@ -175,7 +195,7 @@ _FUTURE = re.compile(r"\b(?:i|we)(?:'ll| will)\b|\bwill then\b", re.IGNORECASE)
 def defers_go_ahead(text: str) -> bool:
     """Whether an agent message announces that it will ask for the go-ahead later (after details, a
     choice or a check): it does not ask for it now, whatever else it asks."""
-    folded = _fold(text)
+    folded = fold(text)
     announced = False  # a header in the future tense ("..., I will:") announces the list items after it
     for line in folded.splitlines():
         item = bool(_LIST_ITEM.match(line))
@@ -312,15 +332,15 @@ def sentence_about(domain: str, call: ToolCallView, rule: Confirmation, facts: F
     own, other = _action_words(domain, call, rule)
     values = _values({k: v for k, v in call.arguments.items() if k not in _PAYS})
     payment = [str(call.arguments[k]) for k in ("payment_id", "payment_method_id") if isinstance(call.arguments.get(k), str)]
-    targets = {_id(v) for v in _values(call.arguments)}
+    targets = {entity_id(v) for v in _values(call.arguments)}
     pays = any(k in call.arguments for k in _PAYS)
-    known = facts.ids | {_id(m) for m in _ID_SHAPE.findall(statement)}
+    known = facts.ids | {entity_id(m) for m in _ID_SHAPE.findall(statement)}
 
     def about(sentence: str, previous: str | None) -> Literal["this", "sibling", "other", "unknown"]:
         # ids first: a sentence naming this target is about it, one naming only another is not
         if any(mentions_value(sentence, v, facts.methods) for v in values + payment):
             return "this"
-        if any(i not in targets for i in _mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
+        if any(i not in targets for i in mentioned_ids(sentence, known)) or _CONTRAST.search(sentence):
             return "sibling"
         if _names_any(sentence, own):
             return "this"
@@ -374,17 +394,23 @@ class CompiledJudge:
         prefix = view.before(at) if at is not None else view
         facts = facts_of(prefix)
         turns = prefix.turns
-        found = [
-            Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text, reply=turns[j].text)
-            for i, j in _pairs(turns)
-            if self._confirms(domain, turns, i, j, call, rule, prefix, facts)
-        ]
-        return Finding(needed=True, pairs=found, judge=self.label)
+        found: list[Pairing] = []
+        rejected: list[Rejection] = []
+        for i, j in _pairs(turns):
+            why = self._rejection(domain, turns, i, j, call, rule, prefix, facts)
+            if why is None:
+                found.append(Pairing(statement_at=turns[i].position, reply_at=turns[j].position, statement=turns[i].text,
+                                     reply=turns[j].text))
+            else:
+                rejected.append(why.model_copy(update={"statement_at": turns[i].position, "reply_at": turns[j].position}))
+        if not found and not rejected:
+            rejected.append(rejection("no_pair"))
+        return Finding(needed=True, pairs=found, judge=self.label, rejections=rejected)
 
     @property
     def label(self) -> str:
-        """``name/version``, as stored on the reports it scores."""
-        return f"{self.name}/{self.version}"
+        """``compiled/N+HASH`` (the version and the content hash of its rules), as stored on the reports it scores."""
+        return compiled_label()
 
     def pair_confirms(self, view: DialogueView, domain: str, call: ToolCallView, statement_at: int, reply_at: int, at: int) -> bool:
         """Whether the pair at (``statement_at``, ``reply_at``) confirms ``call`` made at ``at``."""
@@ -392,31 +418,39 @@ class CompiledJudge:
 
     # -- the rules ------------------------------------------------------------------------
 
-    def _confirms(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
-                  view: DialogueView, facts: Facts) -> bool:
+    def _rejection(self, domain: str, turns: list[Turn], i: int, j: int, call: ToolCallView, rule: Confirmation,
+                   view: DialogueView, facts: Facts) -> Rejection | None:
+        """None when the pair (``i``, ``j``) confirms ``call``, else the first rule that rejects it."""
         statement, reply = turns[i], turns[j]
         about = sentence_about(domain, call, rule, facts, statement.text)
         said = polarity(reply.text, about)
         if said != "yes" and not (said in ("conditional", "question") and _resolved(turns, j, call, rule, domain, about)):
-            return False
+            return rejection("reply_not_yes", f"the reply reads as {said}")
         if _target_disputed(reply.text, call, facts):
-            return False  # the user named another id for the target ("Order ID: 9502126" to "is #W9502127 the order?")
+            # the user named another id for the target ("Order ID: 9502126" to "is #W9502127 the order?")
+            return rejection("target_disputed", "the reply names another id than " + ", ".join(
+                str(call.arguments[k]) for k in ("order_id", "reservation_id") if k in call.arguments))
         if defers_go_ahead(statement.text):
-            return False  # "once you confirm, I'll list the details and ask for your final yes": not asked yet
+            return rejection("go_ahead_deferred")  # "once you confirm, I'll list the details and ask for your final yes"
         if not asks_go_ahead(statement.text, call, rule, domain) and not _taken_up(turns, i, j, call, rule, domain):
-            return False
+            return rejection("no_go_ahead_asked", f"the statement does not ask to go ahead with {call.name}")
         if _questionnaire(statement.text, sentence_about(domain, call, rule, facts, statement.text)):
-            return False  # the answers complete the action: it was not yet stated as it is made
+            return rejection("questionnaire")  # the answers complete the action: it was not yet stated as it is made
         episode = self._episode(turns, i, about)
         earlier = [t.text for t in episode[:-1]]
         context = [t.text for t in turns[:i]] + [reply.text]
         # the agent must state the action: the reply resolves references, it does not state details
         if not names_action(_without_negated_ability("\n".join([*earlier, statement.text])), call, rule):
-            return False
-        if not states(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text):
-            return False
+            return rejection("action_not_named", f"no word of {call.name}'s action ({', '.join(rule.words)}) in the statement")
+        lacking = missing(statement.text, call, rule, view, context, facts, earlier=earlier, reply=reply.text)
+        if lacking:
+            return _not_conveyed(lacking, call)
+        differs = amount_mismatch(reply.text, call)
+        if differs is not None:
+            return rejection("amount_mismatch", differs)  # the user agreed to another figure than the write moves
         if _payment_settled_later(turns, i, j, call, facts):
-            return False  # the reply changed the payment and the agent put it again: the later pair agrees to it
+            # the reply changed the payment and the agent put it again: the later pair agrees to it
+            return rejection("payment_settled_later")
         return self._in_force(domain, turns, j, call, rule, view, about)
 
     @staticmethod
@@ -432,7 +466,7 @@ class CompiledJudge:
         while k >= 0 and len(episode) < 4:
             turn = turns[k]
             if turn.role == "user":
-                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(_fold(turn.text)):
+                if polarity(turn.text, about) in ("no", "conditional") or _CHANGE.search(fold(turn.text)):
                     break
             else:
                 episode.insert(0, turn)
@@ -441,7 +475,8 @@ class CompiledJudge:
 
     @staticmethod
     def _in_force(domain: str, turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation, view: DialogueView,
-                  about: About | None = None) -> bool:
+                  about: About | None = None) -> Rejection | None:
+        """None when the yes at ``j`` is still in force at the write, else the rule that ended it."""
         reply_at = turns[j].position
         for k, later in enumerate(turns[j + 1 :], start=j + 1):
             if later.role != "user":
@@ -451,20 +486,42 @@ class CompiledJudge:
                 if k + 1 < len(turns) and turns[k + 1].role == "user" and _failed_between(view, call, reply_at, later.position) \
                         and asks_go_ahead(later.text, call, rule, domain) and names_action(later.text, call, rule) \
                         and not _restated(later.text, call, rule, view, turns, j, k):
-                    return False
+                    return rejection("superseded_by_revision", f"a revised plan at event {later.position}")
                 continue
             if polarity(later.text, about) in ("no", "conditional"):
-                return False
-            if _CHANGE.search(_fold(later.text)):
-                return False  # the user changed the request since (a re-confirmation is a pair of its own)
+                return rejection("withdrawn_later", f"the user's turn at event {later.position} reads as {polarity(later.text, about)}")
+            if _CHANGE.search(fold(later.text)):
+                # the user changed the request since (a re-confirmation is a pair of its own)
+                return rejection("changed_later", f"the user's turn at event {later.position} changes the request")
         if _creates(rule):
             for pos, made in view.calls:
                 if pos <= reply_at or made.name != call.name or made.arguments != call.arguments:
                     continue
                 result = view.result_of(made)
                 if result is not None and not result.error:
-                    return False  # this very thing was already made with it: a second one needs its own yes
-        return True
+                    # this very thing was already made with it: a second one needs its own yes
+                    return rejection("used_up", f"an identical {call.name} succeeded at event {pos}")
+        return None
+
+
+def _not_conveyed(lacking: list[str], call: ToolCallView) -> Rejection:
+    """The rejection for what :func:`tauguard.dialogue.statement.missing` found lacking."""
+    if lacking == ["flights.*.flight_number"]:
+        return rejection("options_not_singled_out", "the statement offers alternatives to the write's flights")
+    if lacking == ["payment"]:
+        return rejection("payment_contradicted", "the statement names another payment method than " + ", ".join(payment_ids(call)))
+    if lacking == ["payment_methods.*.amount"]:
+        return rejection("payment_split_unstated", "each share of the split payment is not said")
+    shown = []
+    for path in lacking:
+        values = [v for v in values_at(call.arguments, path.split(".")) if v not in (None, "")]
+        if path == "passengers":
+            names = [f"{p.get('first_name', '')} {p.get('last_name', '')}".strip() for p in call.arguments.get("passengers") or []
+                     if isinstance(p, dict)]
+            shown.append("passengers (" + ", ".join(names) + ")")
+        else:
+            shown.append(f"{path}={str(values[0])[:60]!r}" if len(values) == 1 else path)
+    return rejection("arguments_not_conveyed", "not conveyed: " + ", ".join(shown))
 
 
 # An answer saying what the user asked for cannot be had, or costs them something.
@@ -483,14 +540,14 @@ def _resolved(turns: list[Turn], j: int, call: ToolCallView, rule: Confirmation,
     or when it puts the action to the user again and the write does not wait for the reply
     (the answer changed or re-opened the details).
     """
-    if not any(_agrees(s) and about(s, None) in ("this", "unknown") for s in sentences(_fold(turns[j].text))):
+    if not any(agrees(s) and about(s, None) in ("this", "unknown") for s in sentences(fold(turns[j].text))):
         return False
     if j + 1 >= len(turns) or turns[j + 1].role != "agent":
         return False  # nobody answered: the write went ahead on a yes that waits
     answer = turns[j + 1].text
     if j + 2 < len(turns) or asks_go_ahead(answer, call, rule, domain):
         return False  # the user was asked again or answered again: that later pair is the confirmation
-    return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(_fold(answer)))
+    return not any(_UNMET.search(s) and about(s, None) == "this" for s in sentences(fold(answer)))
 
 
 def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView, facts: Facts) -> bool:
@@ -501,12 +558,12 @@ def _payment_settled_later(turns: list[Turn], i: int, j: int, call: ToolCallView
     pair is the one that agrees to it as made. A reply that only supplies a payment the statement
     left open keeps its yes (the agent's restatement is a re-confirmation)."""
     methods = payment_ids(call)
-    named = [m for m in facts.methods if _first_mention(turns[i].text, m, facts) is not None]
-    changed = [m for m in methods if m not in named and _first_mention(turns[j].text, m, facts) is not None]
-    if not changed or not any(m not in methods and _kind(m, facts) == _kind(c, facts) for m in named for c in changed):
+    named = [m for m in facts.methods if first_mention(turns[i].text, m, facts) is not None]
+    changed = [m for m in methods if m not in named and first_mention(turns[j].text, m, facts) is not None]
+    if not changed or not any(m not in methods and method_kind(m, facts) == method_kind(c, facts) for m in named for c in changed):
         return False  # the statement named no other method of that kind: nothing was changed
     return any(turns[k].role == "agent" and k + 1 < len(turns) and turns[k + 1].role == "user"
-               and any(_first_mention(turns[k].text, m, facts) is not None for m in changed)
+               and any(first_mention(turns[k].text, m, facts) is not None for m in changed)
                for k in range(j + 1, len(turns)))
 
 
@@ -528,12 +585,12 @@ def _target_disputed(reply: str, call: ToolCallView, facts: Facts) -> bool:
         target = call.arguments.get(key)
         if not isinstance(target, str):
             continue
-        own = _id(target)
+        own = entity_id(target)
         if re.fullmatch(r"W?\d{7}", own):  # an order number, written with or without its "#W"
             # "#W9502126", or a bare number said as the order's ("Order ID: 9502126"), not a card's digits
             said = {"W" + d for d in re.findall(r"(?:#W|\bW|\border(?: id| number| no\.?)?\s*[:#]?\s*#?)(\d{7})\b", reply, re.IGNORECASE)}
         else:
-            said = {_id(m) for m in _ID_SHAPE.findall(reply)}
+            said = {entity_id(m) for m in _ID_SHAPE.findall(reply)}
         if any(i != own and i not in facts.ids for i in said):
             return True
     return False
@@ -597,7 +654,7 @@ _ASKS_CHOICE = re.compile(r"\blet me know (?:which|how|what)\b", re.IGNORECASE)
 def _goes_ahead(reply: str) -> bool:
     """Whether a reply tells the agent, in a sentence that is no question, to go ahead with an action
     (not with a look-up: "go ahead and check the prices" asks for information)."""
-    return any(_GO_AHEAD.search(s) and not s.endswith("?") and not _INFORMATION.search(s) for s in sentences(_fold(reply)))
+    return any(_GO_AHEAD.search(s) and not s.endswith("?") and not _INFORMATION.search(s) for s in sentences(fold(reply)))
 
 
 def _restated(revision: str, call: ToolCallView, rule: Confirmation, view: DialogueView, turns: list[Turn], j: int, k: int) -> bool:

@@ -13,130 +13,82 @@ This module imports neither tau2 nor litellm.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Literal
+
+from tauguard.dialogue.cues import cue
+from tauguard.dialogue.text import fold
 
 Polarity = Literal["yes", "no", "conditional", "question", "none"]
 POLARITIES: tuple[Polarity, ...] = ("yes", "no", "conditional", "question", "none")
 
 # Agreement, anywhere in a sentence.
-_YES = re.compile(
-    r"\b(yes|yeah|yep|yup|ya|sure|certainly|absolutely|definitely|of course|correct|confirm(?:ed|s)?|"
-    r"go ahead|proceed|please do|do it|do that|let'?s do (?:it|that|this)|"
-    r"that'?s (?:right|correct|fine|good|great|perfect|ok(?:ay)?)|that works|works for me|sounds (?:good|great|perfect|fine)|"
-    r"(?:looks|all) (?:good|great|correct|right|perfect)|perfect|i agree|agreed|approved?|affirmative|"
-    r"ok(?:ay)?|alright|all right|fine by me|happy to|"
-    # other languages (accents are stripped before matching)
-    r"oui|d'?accord|allez-?y|vas-?y|je confirme|"
-    r"si,|claro|adelante|de acuerdo|vale|confirmo|"
-    r"ja|genau|einverstanden|mach(?:en sie)? (?:das|es)|"
-    r"certo|va bene|procedi|"
-    r"sim|pode)\b",
-    re.IGNORECASE,
-)
+_YES = cue("yes")
 # An imperative asking the agent to perform the action is agreement too ("Please cancel those
 # three reservations", "Upgrade and then cancel XEHM4B", "Let's go with option 2").
-_REQUEST = re.compile(
-    r"(?:^|[,;:]\s*|\bplease\s+|\bjust\s+|\bthen\s+|\band\s+)"
-    r"(?:please\s+)?(?:go (?:ahead|with)|book|cancel|change|modify|update|upgrade|downgrade|switch|move|add|remove|"
-    r"return|exchange|refund|send|issue|process|make (?:the|that|this|these|those|it)|apply|use|charge|put|"
-    r"rebook|refuel|submit|finali[sz]e|complete|place|do the)\b",
-    re.IGNORECASE,
-)
+_REQUEST = cue("request")
 # Refusal, hesitation or a change of mind, when it opens a sentence (a "don't" inside a yes
 # sentence is a detail of what was agreed: "Yes, and I don't need insurance").
-_NO = re.compile(
-    r"^(?:\W*(?:oh|hmm+|um+|well|actually|sorry|okay|ok|but)\W+)*"
-    r"(no(?=\s*(?:[,.!;:\u2014-]|$|thanks|thank you|i\b|we\b|please|that'?s not|let'?s|don'?t|not\b))|nope|nah|not (?:yet|now|right now|really|sure|quite|exactly)|never mind|nevermind|wait|hold on|hang on|stop|"
-    r"i (?:do not|don'?t|won'?t|wouldn'?t|can'?t|cannot) (?:(?:want|like|wish) to (?:proceed|go ahead|continue|do (?:it|that|this))|think so|agree|confirm|accept|proceed)|"
-    r"i(?:'d| would) rather not(?=\s*(?:$|[.,!;]|proceed|go ahead|do\b|cancel|change|book|modify|continue|make|return|exchange))|i(?:'ve| have| just)? ?changed my mind|let me think|i need to think|i'?m not sure|i'?m not ready|"
-    r"non\b|nein\b|no,)",
-    re.IGNORECASE,
-)
+_NO = cue("no")
 # A negation anywhere that withdraws the action itself.
-_WITHDRAW = re.compile(
-    r"\b(don'?t|do not|please don'?t|please do not|no need to|never mind|not (?:go ahead|proceed|do (?:it|that|this)))\b"
-    r"\s*(?:go ahead|proceed|do (?:it|that|this|anything)|cancel|make (?:the|any) change|book|change (?:it|anything)|modify|return|exchange|submit)\b",
-    re.IGNORECASE,
-)
+_WITHDRAW = cue("withdraw")
 # The user defers the yes to a later message ("Send me the full summary and I'll approve").
-_DEFER = re.compile(
-    r"\bi(?:'ll| will) (?:then )?(?:approve|confirm|give you the (?:green light|go-?ahead)|reply (?:with )?['\"]?yes|say ['\"]?yes)\b|"
-    r"\bsend (?:me )?(?:the|a) (?:full |final |updated )?(?:exchange |return |order )?summary\b|\bfor my (?:review|approval|confirmation)\b",
-    re.IGNORECASE,
-)
+_DEFER = cue("defer_to_later_message")
 # Idioms that contain a negation word but agree or are neutral.
-_NOT_NEGATIONS = re.compile(
-    r"\b(no problem|no worries|not a problem|no issue|no rush|no hurry|no doubt|no, that'?s (?:right|correct)|"
-    r"why not|no insurance|no (?:checked )?bags?|no (?:other|more) changes|nothing else)\b",
-    re.IGNORECASE,
-)
+_NOT_NEGATIONS = cue("not_negations")
 # A condition or a reservation attached to the agreement: strong markers anywhere; a plain
 # "if" only where it opens the agreeing sentence ("Yes, if it's refundable"), since an "if"
 # later in a reply usually belongs to a side request ("let me know if the date changes").
-_CONDITIONAL = re.compile(
-    r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|assuming|unless|"
-    r"but (?:first|before)|before you (?:do|proceed|finali[sz]e|go ahead|confirm|make|process|book|cancel|submit)|"
-    r"before (?:we|i) (?:confirm|proceed|go ahead)|before confirming|"
-    r"with (?:one|a|two|some|a few) (?:small |minor |quick )?(?:corrections?|changes?|exceptions?|adjustments?|modifications?)|"
-    r"(?:as soon as|once|after) you(?:'ve| have)? (?:confirm|verify|check|make sure|double-check)\w*|"
-    r"seulement si|a condition|solo si|siempre que|nur wenn|solo se)\b",
-    re.IGNORECASE,
-)
-_OPENING_IF = re.compile(
-    r"^\W*(?:(?:yes|yeah|ok(?:ay)?|sure|fine|oui|si)\W+)?(?:but\W+)?(?:if|si|wenn|se)\b"
-    r"(?!\s+(?:so\b|that'?s (?:the case|true|right|correct)|that is (?:the case|so)|you say so))",  # a premise, not a condition
-    re.IGNORECASE,
-)
+_CONDITIONAL = cue("conditional")
+# A deferral: the user puts the decision off until they have done something themselves ("let me check
+# with my wife first", "once I talk to my husband", "I'll get back to you", "give me a moment"), or asks
+# the action to wait ("wait until tomorrow", "not until I confirm the dates"). However it is phrased, it
+# is no yes now.
+_DEFERS = cue("defers")
+# A yes-word under a negation is hesitation, not agreement ("I am not sure yet", "that's not correct").
+_NEGATED_YES = cue("negated_yes")
+# A condition on information the agent is to give first ("let me know the total first", "once you tell
+# me the fee", "can I first ask about the fee?"): the yes waits on it.
+_INFO_FIRST = cue("info_first")
+_OPENING_IF = cue("opening_if")
 # An "if" whose consequence changes or halts the action ("If the difference is more than my
 # balance, please pause and let me know"; "If that isn't possible, then yes, proceed").
-_CONTINGENCY = re.compile(r"\b(pause|stop|hold off|hold on|wait|don'?t|do not|instead|then (?:yes|go ahead|proceed|please))\b", re.IGNORECASE)
+_CONTINGENCY = cue("contingency")
 # A safeguard: an "if" about an exception whose consequence only asks the agent to stop and report
 # ("If the price difference is more than my balance, please pause and let me know"). It asks to be
 # consulted should the exception arise, and adds nothing to what is agreed: next to a yes of its
 # own it leaves the yes standing. One whose consequence changes the action ("..., use PayPal
 # instead", "..., don't cancel") or carries the agreement ("..., then yes, proceed") still conditions it.
-_SAFEGUARD = re.compile(r"\b(pause|stop|hold off|let me know|check with me|flag it|tell me|ask me)\b", re.IGNORECASE)
-_NOT_SAFEGUARD = re.compile(r"\b(instead|rather|don'?t|do not|then (?:yes|go ahead|proceed|please)|go ahead|proceed (?:with|to)|cancel|switch|change (?:it|to))\b",
-                            re.IGNORECASE)
+_SAFEGUARD = cue("safeguard")
+_NOT_SAFEGUARD = cue("not_safeguard")
 # "Oh wait, I also need one more bag": an addition to what was agreed, not a withdrawal.
-_ADDITION = re.compile(r"\b(also|as well|too|one more|another|in addition)\b", re.IGNORECASE)
+_ADDITION = cue("addition")
 # A question back about the terms of the action: agreeing depends on its answer.
-_TERMS = re.compile(
-    r"\b(?:will|would|is|are) there (?:be )?(?:any )?(?:\w+ )?(?:fees?|charges?|costs?|penalt\w*)\b|\b(?:fees?|charges?|penalt\w*) for\b|"
-    r"\bis (?:that|this|it) (?:possible|doable|allowed|ok(?:ay)?)\b|\bconfirm (?:that'?s|that is|it'?s) possible\b|\b(?:does|would|will) that work\b",
-    re.IGNORECASE,
-)
+_TERMS = cue("terms")
 # A question back proposing another way of paying or refunding ("could you refund it to a new
 # gift card instead of PayPal?"); one about a side matter ("text them to me instead?") is not.
-_INSTEAD = re.compile(r"\b(instead|rather than)\b", re.IGNORECASE)
-_MONEY_TERMS = re.compile(r"\b(refund\w*|charg\w*|pay\w*|card|gift ?card|credit|certificate|price|cost)\b", re.IGNORECASE)
+_INSTEAD = cue("instead")
+_MONEY_TERMS = cue("money_terms")
 _SENTENCE = re.compile(r"[^.!?\n;]+[.!?\n;]*")
 
 
-def _fold(text: str) -> str:
-    """Lowercase, accents stripped, typographic quotes and markdown emphasis normalised."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').replace("\u2011", "-").replace("*", "").replace("_", " ")
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (split on . ! ? ; and newlines), stripped, non-empty."""
-    return [s.strip() for s in _SENTENCE.findall(_fold(text)) if s.strip(" .!?;\n")]
+    return [s.strip() for s in _SENTENCE.findall(fold(text)) if s.strip(" .!?;\n")]
 
 
 def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
-_ANSWER = re.compile(r"^\W*(yes|no|ok(?:ay)?|sure|yeah|yep|nope|thanks?|thank you|oui|non|merci|ja|nein)\b", re.IGNORECASE)
+_ANSWER = cue("short_answer")
 
 
 def is_short_answer(text: str) -> bool:
     """Whether a user message opens as an answer (yes / no / ok / thanks), not as a request of its own."""
-    return bool(_ANSWER.match(_fold(text)))
+    return bool(_ANSWER.match(fold(text)))
 
 
 #: What a sentence of a reply is about, relative to the write being judged.
@@ -146,12 +98,12 @@ About = Callable[[str, str | None], Literal["this", "sibling", "other", "unknown
 # before you finalize:"): the items after it say what is agreed, changed or asked.
 _HEADER = re.compile(r":\s*$")
 # A header naming the target a section of the reply is about ("Order #W7553978:", "For reservation NM1VX1:").
-_SECTION = re.compile(r"^\W*(?:for\s+)?(?:the\s+)?(?:order|reservation|booking)\b[^.!?]{0,40}:\s*$", re.IGNORECASE)
+_SECTION = cue("section_header")
 # The first item of a list after such a header ("1) ...", "- ...", "a. ...").
-_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|[a-d][.)])\s")
-_STRONG_CONDITION = re.compile(r"\b(only if|if and only if|as long as|provided (?:that)?|on condition|unless)\b", re.IGNORECASE)
+_ITEM = cue("list_item")
+_STRONG_CONDITION = cue("strong_condition")
 # An anaphoric question ("Is that possible?") is about what the sentence before it says.
-_ANAPHORIC = re.compile(r"^\W*(?:is|would|will|does|can) (?:that|this|it) (?:be )?(?:possible|doable|allowed|work|ok(?:ay)?)\b", re.IGNORECASE)
+_ANAPHORIC = cue("anaphoric_question")
 
 
 def polarity(text: str, about: About | None = None) -> Polarity:
@@ -170,7 +122,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     correction or checks ("I'd like to adjust the plan before you proceed:") leaves the verdict to
     its items.
     """
-    folded = _fold(text)
+    folded = fold(text)
     if about is None and _DEFER.search(folded):
         return "conditional"
     said = sentences(_NOT_NEGATIONS.sub(" ", folded))
@@ -180,7 +132,7 @@ def polarity(text: str, about: About | None = None) -> Polarity:
         section: Literal["this", "sibling"] | None = None  # what the reply's current section header ("Order #W3239882:") is about
         # a sentence agreeing to this write by name ("Go ahead and cancel FDZ0T5 and HSR97W") says which
         # targets of the batch go ahead: dropping another one beside it changes nothing for this one
-        named_yes = any(about(s, None) == "this" and _agrees(s) for s in said)
+        named_yes = any(about(s, None) == "this" and agrees(s) for s in said)
         for k, sentence in enumerate(said):
             subject = about(sentence, previous)
             if _SECTION.match(sentence):
@@ -189,14 +141,14 @@ def polarity(text: str, about: About | None = None) -> Polarity:
                 subject = section  # a sentence under a target's header is about that target
             if subject == "unknown" and previous is not None and _ANAPHORIC.search(sentence):
                 subject = about(previous, None)
-                if subject == "this" and _agrees(previous) and _ADDITION.search(previous):
+                if subject == "this" and agrees(previous) and _ADDITION.search(previous):
                     # "Please proceed with cancelling all five, the three and also those two. Is that
                     # possible?": the doubt is about what the user adds, the agreement to this stands
                     subject = "sibling"
             previous = sentence
-            if subject == "other" and not _agrees(sentence):
+            if subject == "other" and not agrees(sentence):
                 continue  # a refusal, condition or question about another action
-            if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not _agrees(sentence):
+            if subject == "sibling" and (named_yes or not (_NO.search(sentence) or _WITHDRAW.search(sentence))) and not agrees(sentence):
                 continue  # a condition or question about another target; refusing one still changes what was put
             # a sentence that opens a list (not one inside a running list) announces its items
             opens_list = k + 1 < len(said) and _ITEM.match(said[k + 1]) is not None and not _ITEM.match(sentence) \
@@ -211,9 +163,11 @@ def polarity(text: str, about: About | None = None) -> Polarity:
     return _verdict(said)
 
 
-def _agrees(sentence: str) -> bool:
+def agrees(sentence: str) -> bool:
     """Whether a sentence agrees and neither refuses nor attaches a condition."""
     if _is_question(sentence) or _NO.search(sentence) or _WITHDRAW.search(sentence) or _CONDITIONAL.search(sentence):
+        return False
+    if _DEFERS.search(sentence) or _INFO_FIRST.search(sentence) or _NEGATED_YES.search(sentence):
         return False
     return bool(_YES.search(sentence) or _REQUEST.search(sentence)) and not _OPENING_IF.search(sentence)
 
@@ -235,11 +189,17 @@ def _verdict(said: list[str]) -> Polarity:
             continue  # "if something goes wrong, pause and tell me": the yes next to it stands
         if _is_question(sentence):
             question = True
-            if _CONDITIONAL.search(sentence) and _TERMS.search(sentence):
-                conditional = True  # "Before you finalize, will there be any change fees?"
+            if (_CONDITIONAL.search(sentence) and _TERMS.search(sentence)) or _INFO_FIRST.search(sentence):
+                conditional = True  # "Before you finalize, will there be any change fees?"; "can I first ask ...?"
             continue
         if (_NO.search(sentence) and not _ADDITION.search(sentence)) or _WITHDRAW.search(sentence):
             no = True
+            continue
+        if _DEFERS.search(sentence) or _INFO_FIRST.search(sentence):
+            conditional = True  # "yes, but let me check with my wife first"; "sure, once you tell me the total"
+            continue
+        if _NEGATED_YES.search(sentence):
+            no = True  # "I am not sure yet"
             continue
         agrees = bool(_YES.search(sentence) or _REQUEST.search(sentence))
         if _CONDITIONAL.search(sentence) or (agrees and not yes and _OPENING_IF.search(sentence)) or (

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tauguard.dialogue.polarity import _fold
+from tauguard.dialogue.cues import cue
+from tauguard.dialogue.text import fold
 from tauguard.dialogue.view import DialogueView, Turn
 
 ReasonKind = Literal["health", "weather", "other"]
@@ -46,20 +47,8 @@ _IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bweather(?:ed)? the storm\b"), " "),
 )
 
-_HEALTH = re.compile(
-    r"\b(unwell|illness|ill|sick(?:ness)?|health|healthy|medical(?:ly)?|medicine|medication|"
-    r"doctor|physician|hospital(?:i[sz]ed)?|clinic|emergency room|\ber\b|surgery|surgical|operation|"
-    r"injur(?:y|ed|ies)|hurt|broke (?:my|his|her) \w+|broken (?:leg|arm|ankle|wrist|hip|bone)|fracture\w*|sprain\w*|"
-    r"fever|flu|covid|virus|infection|infected|pneumonia|migraine|pain|cancer|stroke|heart attack|"
-    r"pregnan\w+|contagious|diagnos\w+|symptoms?|recover\w*|treatment|therapy|bedridden|quarantin\w+|"
-    r"malade|enfermo|enferma|krank)\b"
-)
-_WEATHER = re.compile(
-    r"\b(weather|storms?|stormy|thunderstorms?|hurricanes?|typhoons?|cyclones?|tornado(?:es)?|blizzards?|"
-    r"snow(?:storm|fall|ed in)?|ice storm|icy|freezing rain|floods?|flooding|heavy rain|"
-    r"forecast|wildfires?|volcan\w+|ash cloud|hail|extreme (?:heat|cold)|heat ?wave|"
-    r"tempete|ouragan|tormenta|huracan|unwetter)\b"
-)
+_HEALTH = cue("health")
+_WEATHER = cue("weather")
 # Any reason at all (the policy asks the agent to get one for a cancellation: "change of plan,
 # airline cancelled flight, or other reasons"). A reason says *why* the user wants the action:
 # either a motive (one of the kinds below, however phrased) or a causal or purpose frame that
@@ -89,37 +78,80 @@ _MOTIVES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("circumstance", re.compile(r"\b(emergency|family|work|conflict|personal|schedule|funeral|passed away)\b")),
 )
 # A causal or purpose frame: the words around it are the user's reason.
-_BECAUSE = re.compile(
-    r"\b(because|since|due to|owing to|as (?:i|we|my|our)|so that|in order to|that'?s why|reason)\b|,\s*so (?:i|we)\b")
+_BECAUSE = cue("because")
 
 
 def motive(text: str) -> str | None:
     """The kind of motive a user message states for a request ("change of plan", "cost", ...;
     "stated" for a bare causal frame), or None."""
-    folded = _fold(text)
+    folded = fold(text)
     for name, pattern in _MOTIVES:
         if pattern.search(folded):
             return name
     return "stated" if _BECAUSE.search(folded) else None
 
 
-_NEGATED = re.compile(r"\b(not|no|never|isn'?t|aren'?t|wasn'?t|nothing to do with|rather than|unrelated to)\s+(?:\w+\s+){0,2}$")
-_ASKS_REASON = re.compile(r"\b(reason|why)\b")
+# Negation is read structurally, per clause (split at punctuation and at contrast words: "Nobody is
+# sick, I just changed my mind" has two clauses). A concept is negated by a negator just before it
+# ("not sick", "no illness", "never ill") or by a negated subject or frame anywhere before it in its
+# clause ("nobody is sick", "none of us are ill", "it's not that I'm sick", "not because of my health").
+_CLAUSE = cue("reason_clause")
+_NEGATED = cue("negated")
+_NEGATED_FRAME = cue("negated_frame")
+# A clause saying a person is well ("I am healthy", "everyone is fine", "my health is good") states no
+# illness; said with a negation ("I'm not healthy", "I don't feel well") it states one. Only words of
+# health and feeling turn into an illness when negated ("not fine with the fee" is no illness).
+_WELLNESS = cue("wellness")
+_ILL_WHEN_NEGATED = cue("ill_when_negated")
+_ASKS_REASON = cue("asks_reason")
 
 
-def _concept_in(text: str, concept: re.Pattern[str]) -> bool:
-    folded = _fold(text)
+def _clauses(text: str) -> list[str]:
+    """The clauses of a folded text (see :data:`_CLAUSE`)."""
+    return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+def _negated(clause: str, start: int) -> bool:
+    """Whether the words of ``clause`` before ``start`` negate what stands there."""
+    before = clause[:start]
+    return bool(_NEGATED.search(before) or _NEGATED_FRAME.search(before))
+
+
+def _wellness(clause: str) -> bool | None:
+    """True when the clause says a person is well, False when it says one is not (an illness), None when neither."""
+    for match in _WELLNESS.finditer(clause):
+        said = match.group(0)
+        negated = bool(re.search(r"\b(?:not|isn'?t|aren'?t|wasn'?t)\b", said)) or _negated(clause, match.start())
+        if not negated:
+            return True
+        if _ILL_WHEN_NEGATED.search(said):
+            return False
+    return None
+
+
+# Weather said to be benign ("the weather is fine", "the forecast looks clear") is no weather reason.
+_BENIGN_WEATHER = cue("benign_weather")
+
+
+def _concept_in(text: str, concept: re.Pattern[str], health: bool = False) -> bool:
+    folded = fold(text)
     for pattern, meaning in _IDIOMS:
         folded = pattern.sub(meaning, folded)
-    for match in concept.finditer(folded):
-        if not _NEGATED.search(folded[: match.start()]):
-            return True
+    for clause in _clauses(folded):
+        well = _wellness(clause) if health else None
+        if well is False:
+            return True  # "I'm not healthy", "I don't feel well"
+        if well is True or (not health and _BENIGN_WEATHER.search(clause) and not _negated(clause, 0)):
+            continue  # "I am healthy", "my health is fine", "the weather is fine": nothing covered in this clause
+        for match in concept.finditer(clause):
+            if not _negated(clause, match.start()):
+                return True
     return False
 
 
 def reason_kind(text: str) -> ReasonKind | None:
     """The kind of reason a user message states, or None when it states none."""
-    if _concept_in(text, _HEALTH):
+    if _concept_in(text, _HEALTH, health=True):
         return "health"
     if _concept_in(text, _WEATHER):
         return "weather"
@@ -143,7 +175,7 @@ def stated_reason(view: DialogueView, covered: bool = False) -> Reason | None:
                     return Reason(turn.position, turn.text, kind)
             elif kind is not None:
                 return Reason(turn.position, turn.text, kind)
-            elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(_fold(previous.text)):
+            elif previous is not None and previous.role == "agent" and "?" in previous.text and _ASKS_REASON.search(fold(previous.text)):
                 return Reason(turn.position, turn.text, "other")
         previous = turn
     return None

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tauguard.strategy_api.conversation import ToolCallView
-from tauguard.dialogue.polarity import _fold
+from tauguard.dialogue.text import fold
 from tauguard.dialogue.view import DialogueView
 from tauguard.domains.contract import Confirmation
 
@@ -61,7 +61,7 @@ def walk_dicts(value: Any) -> Iterator[dict[str, Any]]:
 
 def norm(text: str) -> str:
     """Folded text with runs of whitespace collapsed."""
-    return re.sub(r"\s+", " ", _fold(text))
+    return re.sub(r"\s+", " ", fold(text))
 
 
 def mentions_number(text: str, number: float) -> bool:
@@ -138,10 +138,10 @@ def facts_of(view: DialogueView) -> Facts:
                 items[item_id] = {"name": record.get("name"), "options": record["options"]}
             for key in ("reservation_id", "order_id"):
                 if isinstance(record.get(key), str):
-                    ids.add(_id(record[key]))
+                    ids.add(entity_id(record[key]))
             for key in ("reservations", "orders"):
                 if isinstance(record.get(key), list):
-                    ids.update(_id(v) for v in record[key] if isinstance(v, str))
+                    ids.update(entity_id(v) for v in record[key] if isinstance(v, str))
             pm = record.get("payment_methods")
             if isinstance(pm, dict):
                 methods.update(str(k) for k in pm)
@@ -157,11 +157,11 @@ def facts_of(view: DialogueView) -> Facts:
     for _, call in view.calls:
         for key in ("reservation_id", "order_id"):
             if isinstance(call.arguments.get(key), str):
-                ids.add(_id(call.arguments[key]))
+                ids.add(entity_id(call.arguments[key]))
     return Facts(records, items, sorted(methods), frozenset(ids), info)
 
 
-def _id(value: str) -> str:
+def entity_id(value: str) -> str:
     return value.strip().lstrip("#").upper()
 
 
@@ -174,19 +174,19 @@ def names_action(text: str, call: ToolCallView, rule: Confirmation) -> bool:
     return call.name in text or any(re.search(r"\b" + re.escape(w), text_n) for w in stems)
 
 
-def _mentioned_ids(text: str, known: frozenset[str]) -> list[str]:
+def mentioned_ids(text: str, known: frozenset[str]) -> list[str]:
     """The known entity ids a text mentions, in the order it mentions them."""
-    found = [(m.start(), _id(m.group(0))) for m in re.finditer(r"#?\b[A-Za-z0-9]{5,}\b", text)]
+    found = [(m.start(), entity_id(m.group(0))) for m in re.finditer(r"#?\b[A-Za-z0-9]{5,}\b", text)]
     return [i for _, i in sorted(found) if i in known]
 
 
 def _refers_to(target: str, statement: str, context: list[str], known: frozenset[str]) -> bool:
     """Whether the target id is the one in discussion: the statement names no known id, and
     the last known id said before it (or in the reply) is the target."""
-    if _mentioned_ids(statement, known):
+    if mentioned_ids(statement, known):
         return False  # it names ids, and not this one (by-value matching failed)
-    said = [i for text in context for i in _mentioned_ids(text, known)]
-    return bool(said) and said[-1] == _id(target)
+    said = [i for text in context for i in mentioned_ids(text, known)]
+    return bool(said) and said[-1] == entity_id(target)
 
 
 # A reference to a set of targets listed before: "all 5 downgrades", "both reservations", "each order".
@@ -205,8 +205,8 @@ def _in_listed_set(target: str, texts: list[str], context: list[str], known: fro
         word = match.group(1)
         count = 2 if match.group(0).startswith("both") else (int(word) if word and word.isdigit() else _NUMBERS.get(word or "", 0))
         for listing in reversed(context):
-            ids = set(_mentioned_ids(listing, known))
-            if _id(target) in ids:
+            ids = set(mentioned_ids(listing, known))
+            if entity_id(target) in ids:
                 return len(ids) >= max(count, 2)
     return False
 
@@ -263,7 +263,7 @@ def _alternatives(statement: str, call: ToolCallView, facts: Facts) -> bool:
     # flights some reservation already has may be named as they are (a summary of several)
     current = {str(f.get("flight_number")).upper() for r in facts.records.values()
                for f in r.get("flights") or [] if isinstance(f, dict)}
-    ignore = facts.ids | {_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
+    ignore = facts.ids | {entity_id(str(v)) for v in call.arguments.values() if isinstance(v, str)}
     target = facts.records.get(str(call.arguments.get("reservation_id")))
     kept = target is not None and flights <= {str(f.get("flight_number")).upper() for f in target.get("flights") or [] if isinstance(f, dict)}
     for line in _own_step(statement, flights, kept):
@@ -344,7 +344,7 @@ def _kinds(text: str) -> set[str]:
     return {kind for kind, words in _KIND_WORDS.items() if re.search(words, text_n)}
 
 
-def _kind(method: str, facts: Facts) -> str:
+def method_kind(method: str, facts: Facts) -> str:
     return str(facts.method_info.get(method, {}).get("source") or re.sub(r"_\d+$", "", method))
 
 
@@ -361,17 +361,17 @@ def _payment_contradicted(statement: str, call: ToolCallView, facts: Facts, earl
     and a card), else in the exchange before it.
     """
     said = [*earlier, *([reply] if reply else [])]
-    used = {_kind(m, facts) for m in payment_ids(call)}
+    used = {method_kind(m, facts) for m in payment_ids(call)}
     if not used:
         return False
     target = call.arguments.get("reservation_id") or call.arguments.get("order_id")
     lines = statement.splitlines()
-    listed = {i for line in lines for i in _mentioned_ids(line, facts.ids)}
+    listed = {i for line in lines for i in mentioned_ids(line, facts.ids)}
     if isinstance(target, str) and len(listed) >= 2:
         # read by sentence: a line may go on to another order ("(No items are slated for return
         # from your PayPal order.)"), and that sentence says nothing of how this one is paid
         units = [u for line in lines for u in _SENTENCE_END.split(line)]
-        own = [u for u in units if mentions_value(u, target) and set(_mentioned_ids(u, facts.ids)) <= {_id(target)}
+        own = [u for u in units if mentions_value(u, target) and set(mentioned_ids(u, facts.ids)) <= {entity_id(target)}
                and _kinds(u)]
         if own and _kinds(own[-1]) != used and not (said and used <= _kinds(said[-1])):
             return True
@@ -430,11 +430,11 @@ def _split_unstated(call: ToolCallView, texts: list[str], reply: str | None, fac
 
 def _ordered_by_user(reply: str, methods: list[str], facts: Facts) -> bool:
     """Whether ``reply`` names each payment method by value, in the order given."""
-    at = [_first_mention(reply, m, facts) for m in methods]
+    at = [first_mention(reply, m, facts) for m in methods]
     return all(a is not None for a in at) and at == sorted(at)  # type: ignore[type-var]
 
 
-def _first_mention(text: str, method: str, facts: Facts) -> int | None:
+def first_mention(text: str, method: str, facts: Facts) -> int | None:
     """Where ``text`` first names ``method`` by value (its id, or its last four digits), if it does."""
     info = facts.method_info.get(method, {})
     needles = [method, *([str(info["last_four"])] if info.get("last_four") else [])]
@@ -518,8 +518,8 @@ def _address_of_named_order(text: str, call: ToolCallView, facts: Facts) -> bool
     wanted = {k: str(call.arguments[k]).strip().lower() for k in _ADDRESS_FIELDS if isinstance(call.arguments.get(k), str) and call.arguments[k]}
     if not {"address1", "zip"} <= set(wanted):
         return False
-    target = _id(str(call.arguments.get("order_id") or ""))
-    for order in _mentioned_ids(text, facts.ids):
+    target = entity_id(str(call.arguments.get("order_id") or ""))
+    for order in mentioned_ids(text, facts.ids):
         if order == target:
             continue  # the order being changed: its address is the one being replaced
         record = facts.records.get(order) or facts.records.get("#" + order) or {}
@@ -564,12 +564,12 @@ def missing(statement: str, call: ToolCallView, rule: Confirmation, view: Dialog
             text = str(value)
             if mentions_value(statement, text, facts.methods):
                 continue
-            if text in facts.methods and _first_mention(statement + "\n" + before, text, facts) is not None:
+            if text in facts.methods and first_mention(statement + "\n" + before, text, facts) is not None:
                 continue  # a card named by the last four digits the user's record shows ("Visa ending 7285")
             if path in ("reservation_id", "order_id"):
                 if _refers_to(text, statement, context, facts.ids):
                     continue
-                if not _mentioned_ids(statement, facts.ids) and mentions_value(before, text):
+                if not mentioned_ids(statement, facts.ids) and mentions_value(before, text):
                     continue
                 if _in_listed_set(text, [statement, *([reply] if reply else [])], [*(earlier or []), *context[:-1]] if reply else context, facts.ids):
                     continue

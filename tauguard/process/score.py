@@ -218,8 +218,10 @@ def score_conversation(domain: str, conv: Conversation, rubric: DomainRubric | N
                 tally.add(seen, "target_read", t.clause, i, call.name, f"no {t.read}({t.read_argument}={want!r}) before it")
             if write.confirmation:
                 finding = NEUTRAL.confirmation(domain, view, call, i)
+                why = finding.rejection  # the judge's named rule and what was missing
                 tally.add(finding.confirmed or not finding.needed, "confirmation", write.confirmation.clause, i, call.name,
-                          "no statement of the action answered by an explicit yes in force at the write")
+                          "no statement of the action answered by an explicit yes in force at the write"
+                          + (f" ({why.says()})" if why is not None else ""))
             for closed in write.closed:
                 if closed.argument in call.arguments:
                     value = str(call.arguments[closed.argument]).strip().lower()

@@ -14,7 +14,7 @@ from tauguard_strategies.action_guard.checks.base import (
     read,
     violated,
 )
-from tauguard_strategies.action_guard.dialogue import find_confirmation, payment_named
+from tauguard_strategies.action_guard.dialogue import confirmation_or_why, find_confirmation, payment_named
 from tauguard.dialogue.statement import facts_of
 
 _PRICE = re.compile(r"(\$\s?\d|\d+(?:\.\d+)?\s?(?:usd|dollars?)\b|\b(?:price|cost|costs|charge|charged|fee)\b)", re.IGNORECASE)
@@ -27,10 +27,11 @@ def explicit_confirmation(ctx: CheckContext) -> CheckResult:
     params: ``with_price`` (bool) -- the statement must also mention a price.
     """
     must = _PRICE if ctx.params.get("with_price") else None
-    found = find_confirmation(ctx.evidence, ctx.call, ctx.judge, ctx.domain, must_mention=must)
+    found, why = confirmation_or_why(ctx.evidence, ctx.call, ctx.judge, ctx.domain, must_mention=must)
     if found is None:
         what = "the action details and its price" if must else "the action details"
-        return missing(f"no explicit user 'yes' after the agent stated {what} of {ctx.call.name}")
+        because = f" (dialogue judge: {why})" if why else ""
+        return missing(f"no explicit user 'yes' after the agent stated {what} of {ctx.call.name}{because}")
     return met(statement=found.statement.text, reply=found.reply.text)
 
 
