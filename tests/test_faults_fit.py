@@ -276,3 +276,37 @@ def test_rates_carry_a_jeffreys_interval_and_shrink_toward_the_realistic_rate():
     assert many.rate == pytest.approx(0.4, abs=0.002)  # enough evidence: the data decide
     assert realistic_prior("conflict_refusal") is None  # the realistic profile sets none
     assert fitted_rate(6, 10, None).rate == pytest.approx(6.5 / 11)  # Jeffreys' prior
+
+
+@pytest.mark.parametrize("domain,task_id", [("retail", "5"), ("airline", "0")])
+def test_an_unexplained_failure_fails_the_trial_with_no_write_whatever_the_guard(tau2, domain, task_id):
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.evaluation import CachedEvaluator
+    from tauguard.agents.guarded import GuardedAgent
+    from tauguard.faults.draw import UNEXPLAINED, apply_plan_faults, draw_trial_faults
+    from tauguard.faults.model import FaultProfile
+    from tauguard.sim.agent import SimAgent
+    from tauguard.sim.clean_plan import sim_plan
+    from tauguard.sim.user import SimUser
+
+    task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
+    profile = FaultProfile(name="u", uptake=1.0, block_transfer=0.0, unexplained_failure=1.0)
+    gold = sim_plan(domain, task)
+    faults = draw_trial_faults(profile, domain, task.id, 0, 1, gold)
+    assert [f.fault_id for f in faults] == [UNEXPLAINED]
+    # its own stream: the other draws of the trial are unchanged
+    base = FaultProfile(name="b", uptake=1.0, block_transfer=0.0, rates={"premature_stop": 0.5})
+    assert draw_trial_faults(base, domain, task.id, 0, 1, gold) == [
+        f for f in draw_trial_faults(base.model_copy(update={"unexplained_failure": 0.5}), domain, task.id, 0, 1, gold) if f.fault_id != UNEXPLAINED
+    ]
+    env = t2.make_environment(domain)
+    agent_types, user_types = t2.tool_types(domain)
+    inner = SimAgent(domain, task, None, apply_plan_faults(domain, task.id, gold, faults), faults, env, 1.0, 1, 0)
+    agent = GuardedAgent(inner, None, agent_types, max_retries=2)
+    sim = t2.orchestrator_class()(domain=domain, agent=agent, user=SimUser(task, set(user_types)), environment=env,
+                                  task=task, max_steps=60, max_errors=10, seed=0).run()
+    assert CachedEvaluator().evaluate(sim, task, domain, live_env=env).reward == 0.0
+    writes = {n for n, kind in agent_types.items() if kind == "WRITE"}
+    assert not [c for m in sim.messages if m.role == "assistant" for c in (m.tool_calls or []) if c.name in writes]
+    rec = next(f for f in inner.injected_faults() if f.fault_id == UNEXPLAINED)
+    assert rec.applied and rec.reached

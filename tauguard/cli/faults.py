@@ -109,6 +109,7 @@ def fit_command(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, json or markdown"),
 ) -> None:
     """Attribute each failed real simulation's first deviation from the gold plan to a fault (or unattributed); write per-fault rates with their counts, intervals and shrinkage."""
+    from tauguard.faults.draw import UNEXPLAINED
     from tauguard.faults.fit import NOT_FAULTS, UNATTRIBUTED, fit, profile_toml
     from tauguard.faults.profiles import load_profile
 
@@ -134,6 +135,11 @@ def fit_command(
             "rate (shrunk)": "" if r is None else f"{r.rate:.4f}",
             "sim cannot make": result.not_reproducible.get(f, ""),
         })
+    u = fitted.get(UNEXPLAINED)
+    if u is not None:
+        rows.append({"fault": f"{UNEXPLAINED} (per simulation)", "class": "U", "count": u.count, "opportunities": u.opportunities,
+                     "observed": f"{u.observed:.3f}", "95% Jeffreys": f"[{u.low:.3f}, {u.high:.3f}]", "prior p0": "Jeffreys",
+                     "rate (shrunk)": f"{u.rate:.4f}", "sim cannot make": ""})
     unexplained = [a for a in result.attributions if a.fault_id in NOT_FAULTS or not a.reproducible]
     if fmt == OutputFormat.json:
         payload: dict[str, Any] = {"profile": str(out), **result.model_dump(), "rates": {f: r.model_dump() for f, r in fitted.items()}}

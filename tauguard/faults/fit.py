@@ -47,7 +47,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
-from tauguard.faults.draw import CONFLICT_REFUSAL
+from tauguard.faults.draw import CONFLICT_REFUSAL, UNEXPLAINED
 from tauguard.faults.rates import PRIOR_STRENGTH, FittedRate, fitted_rate, realistic_prior
 from tauguard.domains.gold_conflicts import conflict_at
 
@@ -119,7 +119,16 @@ class FitResult(BaseModel):
     def fitted(self, strength: float = PRIOR_STRENGTH) -> dict[str, FittedRate]:
         """Every rated field (faults, forbidden_write, conflict_refusal) with its interval and shrunk
         value (:mod:`tauguard.faults.rates`: beta prior at the realistic rate, pseudo-count ``strength``)."""
-        return {f: fitted_rate(self.counts.get(f, 0), n, realistic_prior(f), strength) for f, n in sorted(self.opportunities.items())}
+        out = {f: fitted_rate(self.counts.get(f, 0), n, realistic_prior(f), strength) for f, n in sorted(self.opportunities.items())}
+        if self.simulations:
+            out[UNEXPLAINED] = fitted_rate(self.unexplained, self.simulations, None, strength)
+        return out
+
+    @property
+    def unexplained(self) -> int:
+        """Failures no fault explains (unattributed, wrong choices, user-ended): the sim's
+        ``unexplained_failure`` rate is their share of the simulations."""
+        return sum(self.counts.get(f, 0) for f in NOT_FAULTS)
 
     def class_mix(self) -> dict[str, int]:
         """Failures per fault class (U = unattributed)."""
@@ -535,7 +544,7 @@ def _toml_str(text: str) -> str:
 def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float, strength: float = PRIOR_STRENGTH) -> str:
     """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates, their counts and intervals."""
     fitted = result.fitted(strength)
-    rates = {f: r.rate for f, r in fitted.items() if f not in (PV, *NOT_FAULTS, CONFLICT_REFUSAL)}
+    rates = {f: r.rate for f, r in fitted.items() if f not in (PV, *NOT_FAULTS, CONFLICT_REFUSAL, UNEXPLAINED)}
     description = f"Fitted to real {result.domain} agents ({', '.join(result.runs)}); a simulation parameter."
 
     def top(field: str) -> float:
@@ -550,6 +559,8 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"# Each rate is shrunk: (count + m * p0) / (opportunities + m), m = {strength:g}, p0 = the packaged",
         "# realistic profile's rate (where it sets none: Jeffreys' prior, (count + 1/2) / (opportunities + 1));",
         "# [fit.rates] keeps each count, opportunities, observed share and its 95 % Jeffreys interval.",
+        "# unexplained_failure: the failures no fault explains (unattributed, wrong choices, user-ended) per",
+        "# simulation; the sim fails that share of trials whatever the guard, so it is not capped at its ceiling.",
         "# uptake and block_transfer are ASSUMPTIONS (no real run measures a reaction to a guard).",
         f"name = {_toml_str(name)}",
         f"description = {_toml_str(description)}",
@@ -557,6 +568,7 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"block_transfer = {block_transfer}",
         f"forbidden_write = {top(PV):.4f}",
         f"conflict_refusal = {top(CONFLICT_REFUSAL):.4f}",
+        f"unexplained_failure = {top(UNEXPLAINED):.4f}",
         'draw = "first_deviation"',
         "",
         "[rates]",
@@ -569,6 +581,7 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         f"conflict_refusal = {_toml_str(_count_text(result, CONFLICT_REFUSAL, fitted) + ' (documented gold-conflict writes not made or made compliantly otherwise: not a fault)')}",
         *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f, fitted))}" for f in rates],
         f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED, fitted))}",
+        f"unexplained_failure = {_toml_str(_unexplained_text(result, fitted))}",
         "",
         "[fit]",
         f"simulations = {result.simulations}",
@@ -598,6 +611,16 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         "",
     ]
     return "\n".join(lines)
+
+
+def _unexplained_text(result: FitResult, fitted: dict[str, FittedRate]) -> str:
+    r = fitted.get(UNEXPLAINED)
+    if r is None:
+        return "no simulations"
+    parts = ", ".join(f"{f} {result.counts.get(f, 0)}" for f in NOT_FAULTS)
+    return (f"fitted: {r.count} of {r.opportunities} simulations ({parts}) in {', '.join(result.runs)} "
+            f"(observed {r.observed:.3f}, 95 % Jeffreys [{r.low:.3f}, {r.high:.3f}]; shrunk {r.rate:.4f}); "
+            "the sim fails the trial without a write (it has no model of these failures)")
 
 
 def _count_text(result: FitResult, fid: str, fitted: dict[str, FittedRate] | None = None) -> str:
