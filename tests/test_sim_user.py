@@ -28,6 +28,8 @@ def test_a_value_is_stated_by_word_or_by_its_kind():
     assert stated("Suite 641", SCENARIO) and stated("suite 641", SCENARIO)
     assert stated("paypal_7644869", SCENARIO)  # its kind, "paypal"
     assert not stated("credit_card_9513926", SCENARIO)
+    assert stated("gift_card_7250692", "refund to credit card; if not possible, refund to GC")  # by its initials
+    assert not stated("gift_card_7250692", "a gc of words") and not stated("paypal_1", "P is a letter")
     assert not stated("Suite 64", SCENARIO)  # a word, not a substring
     assert not stated(4, "4 bags") and not stated(True, "True")  # small numbers and flags say nothing
     assert stated(34, SCENARIO) and not stated(35, SCENARIO)

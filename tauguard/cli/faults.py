@@ -180,3 +180,12 @@ def _explain(unexplained: list[Any], failures: int, tablefmt: str) -> None:
     if sample:
         typer.echo(f"sample (up to {EXPLAIN_SAMPLE} per label):")
         typer.echo(tabulate(sample, headers="keys", tablefmt=tablefmt, maxcolwidths=[None, None, None, None, None, 80]))
+
+
+def _register_validate() -> None:
+    from tauguard.cli.faults_validate import validate_command
+
+    app.command("validate")(validate_command)
+
+
+_register_validate()

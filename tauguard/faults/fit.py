@@ -463,8 +463,9 @@ def _gold_index(gold: list[Any], call: tuple[str, dict[str, Any]]) -> int | None
     return None
 
 
-def fit(run_dirs: list[Path]) -> FitResult:
-    """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
+def fit(run_dirs: list[Path], task_ids: set[str] | None = None) -> FitResult:
+    """Attribute every failed simulation of the imported runs; count each fault's opportunities.
+    ``task_ids``: fit on these tasks' simulations only (``faults validate`` fits on half the tasks)."""
     from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.catalog import faults_by_id, temptations
     from tauguard.faults.opportunity import write_opportunities
@@ -490,6 +491,8 @@ def fit(run_dirs: list[Path]) -> FitResult:
     for run in runs:
         for record in run.records:
             task = tasks.get(record.task_id)
+            if task_ids is not None and record.task_id not in task_ids:
+                continue
             if task is None or record.success is None or record.simulation is None:
                 continue
             result.simulations += 1

@@ -65,7 +65,14 @@ def stated(value: Any, scenario: str) -> bool:
     if _word_in(text, scenario) or _word_in(text.lstrip("#"), scenario):
         return True
     kind = _KIND_ID.match(text)
-    return kind is not None and _word_in(kind.group(1).replace("_", " "), scenario)
+    if kind is None:
+        return False
+    words = kind.group(1).split("_")
+    if _word_in(" ".join(words), scenario):
+        return True
+    # a kind of two words or more also by its initials, in capitals ("GC" for a gift card)
+    initials = "".join(w[0] for w in words).upper()
+    return len(words) >= 2 and re.search(rf"(?<!\w){initials}(?!\w)", scenario) is not None
 
 
 def _leaves(value: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
