@@ -23,8 +23,12 @@ Rules, by decision:
   tool is named by the guidance (by name, or the request type as a word of the tool's name), and
   every required argument has exactly one value grounded in it: among the values the agent has
   seen under that argument's name (tool results and its own calls), the ones the user said if the
-  user said any of them, else all of them; for an argument with a fixed set of values (a schema
-  ``enum``), the ones the user said. Lists are never derived. Otherwise it closes.
+  user said any of them, else all of them; if several remain, the one it last looked up (the
+  latest read that took it as its own argument); for an argument with a fixed set of values (a
+  schema ``enum``), the one the user said. Lists are never derived. The request type names the
+  tool when every word of it is a word of the tool's name, change verbs (modify, update, change,
+  edit) standing for each other: "modify_items" is ``modify_pending_order_items``, "modify_flights"
+  ``update_reservation_flights``. Otherwise it closes.
 """
 
 from __future__ import annotations
@@ -104,13 +108,23 @@ def react(
     return Reaction(kind="verify", reads=reads, ask=ask)
 
 
+# Verbs a request type and a tool name may use for the same act ("modify_items" ~ "update_...").
+CHANGE_VERBS = frozenset({"modify", "update", "change", "edit"})
+
+
+def _type_matches(request_type: str, tool: str) -> bool:
+    """Whether every word of the request type is a word of the tool's name (a change verb matching any change verb)."""
+    words, tool_words = request_type.lower().replace("-", "_").split("_"), set(tool.lower().split("_"))
+    return bool(words) and all(w in tool_words or (w in CHANGE_VERBS and tool_words & CHANGE_VERBS) for w in words if w)
+
+
 def _named_tools(line: str, write_tools: list[str]) -> list[str]:
     named = [t for t in write_tools if re.search(rf"\b{re.escape(t)}\b", line)]
     if named:
         return named
     match = re.search(rf"{re.escape(OPEN_REQUEST_MARKER)}:\s*([\w-]+)", line)
-    word = match.group(1).lower() if match else ""
-    return [t for t in write_tools if word and word in t.lower().split("_")]
+    word = match.group(1) if match else ""
+    return [t for t in write_tools if word and _type_matches(word, t)]
 
 
 def _said(value: Any, said: str) -> bool:
@@ -126,6 +140,11 @@ def grounded_values(param: str, tool: str, beliefs: Beliefs, schemas: dict[str, 
         return [v for v in spec["enum"] if _said(v, said)]
     seen = [v for v in beliefs.values(param) if not isinstance(v, (bool, dict, list))]
     mentioned = [v for v in seen if _said(v, said)]
+    if len(mentioned or seen) > 1:
+        # still several: the one the agent last looked up (a read whose own argument it is)
+        last = next((o.call.arguments[param] for o in reversed(beliefs.seen)
+                     if not o.error and param in o.call.arguments and o.call.arguments[param] in (mentioned or seen)), None)
+        return [last] if last is not None else mentioned or seen
     return mentioned or seen
 
 
