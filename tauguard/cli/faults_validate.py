@@ -123,13 +123,13 @@ def validate(
 ) -> Validation:
     """Fit on half the tasks, simulate the other half, for ``partitions`` seeded random partitions (two folds each)."""
     import numpy as np
-    from tauguard.faults.fit import fit, profile_toml
+    from tauguard.faults.fit import FitError, fit, profile_toml
     from tauguard.faults.profiles import load_profile
 
     domain, outcomes = _real_outcomes(real)
     tasks = sorted(outcomes)
     if len(tasks) < 4:
-        raise typer.BadParameter(f"{real} has {len(tasks)} tasks with an outcome; validation needs at least 4")
+        raise FitError(f"{real} has {len(tasks)} tasks with an outcome on a τ² task definition; validation needs at least 4")
     folds: list[Fold] = []
     for p in range(partitions):
         order = list(np.random.default_rng([seed, p]).permutation(tasks))
