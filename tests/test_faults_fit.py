@@ -310,3 +310,18 @@ def test_an_unexplained_failure_fails_the_trial_with_no_write_whatever_the_guard
     assert not [c for m in sim.messages if m.role == "assistant" for c in (m.tool_calls or []) if c.name in writes]
     rec = next(f for f in inner.injected_faults() if f.fault_id == UNEXPLAINED)
     assert rec.applied and rec.reached
+
+
+def test_an_alternative_at_a_gold_conflict_that_breaks_a_rule_on_its_own_facts_stays_a_fault(tau2):
+    from tauguard.faults.fit import OWN_FACT_FAULTS, _argument_fault
+
+    db = _db("airline", "7")  # gold write 1 cancels XEHM4B, which the policy forbids (no ground)
+    gold = _gold("airline", "7")
+    want = dict(gold[1].arguments)
+    other = next(r for r, res in db.reservations.items() if r != want["reservation_id"] and res.user_id != db.reservations[want["reservation_id"]].user_id)
+    fid, _ = _argument_fault("airline", "cancel_reservation", {"reservation_id": other}, want, db, "")
+    assert fid in OWN_FACT_FAULTS  # another user's reservation
+    calls = [("get_reservation_details", {"reservation_id": r}) for r in ("XEHM4B", other)]
+    calls += [(gold[0].name, dict(gold[0].arguments)), ("cancel_reservation", {"reservation_id": other})]
+    writes = {"update_reservation_flights", "cancel_reservation"}
+    assert _attribute("airline", gold, calls, writes, False, db, task_id="7")[:2] == (fid, 1)

@@ -61,6 +61,9 @@ WRONG_CHOICE = "wrong_choice"
 USER_ENDED = "user_ended"
 # Failure labels that are not faults of the agent the sim could make: counted, never rated as faults.
 NOT_FAULTS = (UNATTRIBUTED, WRONG_CHOICE, USER_ENDED)
+# Argument faults judged on the alternative write's own facts (not on how it differs from gold):
+# at a documented gold conflict they stay faults; any other difference there is the compliant alternative.
+OWN_FACT_FAULTS = frozenset({"airline.cancel_ineligible", "airline.other_user_reservation", "airline.payment_limits", "airline.invented_passenger"})
 NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
 PV = "forbidden_write"
 TRANSFER_TOOL = "transfer_to_human_agents"
@@ -421,16 +424,17 @@ def _attribute(
                      and (real[j][1] == g.name or not any(h[""] == real[j][1] and _same_target(real[j][2], h) for h in later))]
             same = [j for j in stray if real[j][1] == g.name]
             other = next((j for j in same if _same_target(real[j][2], want)), same[0] if same else None)
-            if other is not None and _conflict_at(domain, task_id, gold, k):
-                # The gold write contradicts the policy (gold_conflicts.toml): another write of the
-                # same tool there is the compliant alternative, not a fault (tau2 fails it all the same).
-                return CONFLICT_REFUSAL, k, f"gold write {k} ({g.name}): a compliant alternative with other arguments at a documented gold conflict"
             if other is not None:
                 pos, name, args = real[other]
                 fid, why = _argument_fault(
                     domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None,
                     said[pos] if said is not None else "",
                 )
+                if fid not in OWN_FACT_FAULTS and _conflict_at(domain, task_id, gold, k):
+                    # The gold write contradicts the policy (gold_conflicts.toml): other arguments
+                    # there are the compliant alternative, not a fault (τ² fails it all the same),
+                    # unless the alternative breaks a rule on its own facts.
+                    return CONFLICT_REFUSAL, k, f"gold write {k} ({g.name}): a compliant alternative with other arguments at a documented gold conflict"
                 return fid, k, why
             extra = stray[0] if stray else None
             if extra is not None:
