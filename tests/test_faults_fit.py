@@ -118,16 +118,26 @@ def test_fit_on_a_real_file_writes_a_profile_that_loads_with_its_counts(tmp_path
     assert code == 0 and json.loads(text)["failures"] == 12
     profile = load_profile(str(out))
     assert profile.uptake == 0.8 and profile.fit["failures"] == 12
+    m = profile.fit["prior_strength"]
     for fid, rate in profile.rates.items():
         n, opp = profile.fit["counts"][fid], profile.fit["opportunities"][fid]
-        assert rate == pytest.approx(n / opp, abs=1e-4) and fid in profile.sources
+        row = profile.fit["rates"][fid]
+        assert (row["count"], row["opportunities"]) == (n, opp) and row["low"] <= n / opp <= row["high"]
+        p0 = row["prior"]
+        expected = (n + m * p0) / (opp + m) if p0 >= 0 else (n + 0.5) / (opp + 1)
+        assert rate == pytest.approx(expected, abs=1e-4) and fid in profile.sources
     assert profile.draw == "first_deviation"  # first deviations compete for a write
     # a gold write the policy forbids, not made: a compliant refusal, not a fault
     from tauguard.domains.gold_conflicts import conflict_at
 
     refusals = [a for a in result.attributions if a.fault_id == "conflict_refusal"]
     assert refusals and all(conflict_at("airline", a.task_id, a.write_index) for a in refusals)
-    assert profile.conflict_refusal == pytest.approx(len(refusals) / result.opportunities["conflict_refusal"], abs=1e-4)
+    assert profile.fit["rates"]["conflict_refusal"]["count"] == len(refusals)
+    assert profile.conflict_refusal == pytest.approx((len(refusals) + 0.5) / (result.opportunities["conflict_refusal"] + 1), abs=1e-4)
+    code, text, _ = cli("faults", "fit", str(tmp_path / "real"), "-o", str(tmp_path / "explained.toml"), "--explain")
+    unexplained = [a for a in result.attributions if a.fault_id in ("unattributed", "wrong_choice", "user_ended") or not a.reproducible]
+    assert code == 0 and f"failures no fault the sim can make explains: {len(unexplained)} of 12" in text
+    assert all(a.task_id in text for a in unexplained[:1])
     # Opportunities are the writes at risk: every gold write of a passed simulation, a failed
     # one's up to its first deviation (premature_stop can fire at any of them).
     from tauguard.tau2_adapter import compat as t2
@@ -165,3 +175,161 @@ def test_opportunities_are_the_writes_where_the_sim_can_make_the_fault(tau2):
     assert {"airline.stale_value", "airline.not_cheapest", "premature_transfer"} <= booking
     # task 8 pays with a travel certificate: no dearer flight can be paid, so no wrong-choice fault
     assert "airline.not_cheapest" not in write_opportunities("airline", tasks["8"])[0]
+
+
+# -- attribution that matches what happened --------------------------------------------------
+
+
+def _gold(domain: str, task_id: str) -> list:
+    from tauguard.tau2_adapter import compat as t2
+
+    task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
+    return [a for a in task.evaluation_criteria.actions if t2.is_agent_write(domain, a)]
+
+
+def _db(domain: str, task_id: str):
+    from tauguard.tau2_adapter import compat as t2
+
+    return t2.task_environment(domain, next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)).tools.db
+
+
+def test_a_compliant_alternative_at_a_gold_conflict_is_not_a_fault(tau2):
+    from tauguard.faults.draw import CONFLICT_REFUSAL
+
+    gold = _gold("airline", "33")  # gold charges 2 non-free bags to a gold member who has them free
+    writes = {"update_reservation_flights", "update_reservation_baggages"}
+    read = ("get_reservation_details", {"reservation_id": "HXDUBJ"})
+    bags = {**dict(gold[1].arguments), "nonfree_baggages": 0}
+    calls = [read, (gold[0].name, dict(gold[0].arguments)), ("update_reservation_baggages", bags)]
+    # with or without the task id (found by its gold writes)
+    assert _attribute("airline", gold, calls, writes, False)[:2] == (CONFLICT_REFUSAL, 1)
+    assert _attribute("airline", gold, calls, writes, False, task_id="33")[:2] == (CONFLICT_REFUSAL, 1)
+    # the same deviation on a task without a documented conflict stays a fault
+    assert _attribute("airline", gold, calls, writes, False, task_id="34")[0] == "airline.baggage_nonfree"
+
+
+def test_another_connection_between_the_same_places_is_a_wrong_choice_not_a_route_change(tau2):
+    from tauguard.faults.fit import WRONG_CHOICE, _flight_fault
+
+    db = _db("airline", "15")
+    via_lga = [{"flight_number": "HAT110", "date": "2024-05-24"}, {"flight_number": "HAT172", "date": "2024-05-24"}]
+    via_ord = [{"flight_number": "HAT227", "date": "2024-05-24"}, {"flight_number": "HAT139", "date": "2024-05-24"}]
+    other_lga = [{"flight_number": "HAT110", "date": "2024-05-24"}, {"flight_number": "HAT029", "date": "2024-05-24"}]
+    later = [{"flight_number": "HAT110", "date": "2024-05-25"}, {"flight_number": "HAT172", "date": "2024-05-25"}]
+    to_jfk = [{"flight_number": "HAT233", "date": "2024-05-24"}]
+    assert _flight_fault(db, via_ord, via_lga) == WRONG_CHOICE
+    assert _flight_fault(db, later, via_lga) == WRONG_CHOICE  # a later day, same places
+    assert _flight_fault(db, other_lga, via_lga) == "airline.not_cheapest"  # same legs and days
+    assert _flight_fault(db, to_jfk, via_lga) == "airline.change_route"
+    gold = [_Action("update_reservation_flights", reservation_id="M05KNL", cabin="economy", flights=via_lga, payment_id="g")]
+    real = ("update_reservation_flights", {"reservation_id": "M05KNL", "cabin": "economy", "flights": via_ord, "payment_id": "g"})
+    read = ("get_reservation_details", {"reservation_id": "M05KNL"})
+    assert _attribute("airline", gold, [read, real], {"update_reservation_flights"}, False, db)[0] == WRONG_CHOICE
+
+
+def test_a_refund_to_the_original_method_or_a_gift_card_is_not_a_refund_method_fault(tau2):
+    from tauguard.faults.fit import WRONG_CHOICE
+
+    db = _db("retail", "12")  # gold refunds order #W5490111 to PayPal; it was paid by credit_card_3124723
+    gold = _gold("retail", "12")
+    args = dict(gold[0].arguments)
+    read = ("get_order_details", {"order_id": "#W5490111"})
+    writes = {"return_delivered_order_items"}
+
+    def attribute(method: str) -> str:
+        return _attribute("retail", gold, [read, ("return_delivered_order_items", {**args, "payment_method_id": method})], writes, False, db)[0]
+
+    assert attribute("credit_card_3124723") == WRONG_CHOICE  # the original method: compliant
+    assert attribute("gift_card_1") == WRONG_CHOICE  # a gift card: compliant
+    assert attribute("credit_card_999") == "retail.refund_method"  # neither: the fault
+
+
+def _conversation(*turns: tuple[str, str], reason: str = "user_stop") -> dict:
+    return {"termination_reason": reason, "messages": [{"role": r, "content": c} for r, c in turns]}
+
+
+def test_a_conversation_the_user_ended_is_not_the_agents_premature_stop():
+    from tauguard.faults.fit import USER_ENDED, user_ended
+
+    quote = "The change costs $120, charged to your card. Shall I go ahead with the change?"
+    declined = _conversation(("user", "Change my flight"), ("assistant", quote), ("user", "No, that's too expensive. ###STOP###"))
+    yes_and_stop = _conversation(("user", "Change my flight"), ("assistant", quote), ("user", "Yes, go ahead. ###STOP###"))
+    closed = _conversation(("user", "Change my flight"), ("assistant", "Is there anything else I can help you with?"), ("user", "No. ###STOP###"))
+    assert user_ended(declined) and user_ended(yes_and_stop)
+    assert not user_ended(closed)
+    assert not user_ended(_conversation(("assistant", quote), ("user", "Yes ###STOP###"), reason="max_steps"))
+    gold = [_Action("cancel_reservation", reservation_id="R")]
+    read = ("get_reservation_details", {"reservation_id": "R"})
+    assert _attribute("airline", gold, [read], WRITES, False, ended_by_user=True)[0] == USER_ENDED
+    assert _attribute("airline", gold, [read], WRITES, False, ended_by_user=False)[0] == "premature_stop"
+
+
+def test_rates_carry_a_jeffreys_interval_and_shrink_toward_the_realistic_rate():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from tauguard.faults.rates import fitted_rate, jeffreys, realistic_prior
+
+    for c, n in ((0, 2), (1, 1), (3, 10), (40, 100)):
+        low, high = jeffreys(c, n)
+        ref_low, ref_high = proportion_confint(c, n, alpha=0.05, method="jeffreys")
+        # at 0 or n the bound is set to 0 or 1 (Brown, Cai & DasGupta 2001); statsmodels does not
+        assert low == (0.0 if c == 0 else pytest.approx(ref_low, abs=1e-6))
+        assert high == (1.0 if c == n else pytest.approx(ref_high, abs=1e-6))
+    p0 = realistic_prior("premature_stop")
+    assert p0 == 0.12
+    one = fitted_rate(1, 1, p0, 4.0)
+    assert one.rate == pytest.approx((1 + 4 * 0.12) / 5) and one.rate < 0.5  # 1/1 is not written as 1.0
+    assert fitted_rate(0, 2, p0, 4.0).rate == pytest.approx(4 * 0.12 / 6)  # 0/2 is not 0
+    many = fitted_rate(400, 1000, p0, 4.0)
+    assert many.rate == pytest.approx(0.4, abs=0.002)  # enough evidence: the data decide
+    assert realistic_prior("conflict_refusal") is None  # the realistic profile sets none
+    assert fitted_rate(6, 10, None).rate == pytest.approx(6.5 / 11)  # Jeffreys' prior
+
+
+@pytest.mark.parametrize("domain,task_id", [("retail", "5"), ("airline", "0")])
+def test_an_unexplained_failure_fails_the_trial_with_no_write_whatever_the_guard(tau2, domain, task_id):
+    from tauguard.tau2_adapter import compat as t2
+    from tauguard.tau2_adapter.evaluation import CachedEvaluator
+    from tauguard.agents.guarded import GuardedAgent
+    from tauguard.faults.draw import UNEXPLAINED, apply_plan_faults, draw_trial_faults
+    from tauguard.faults.model import FaultProfile
+    from tauguard.sim.agent import SimAgent
+    from tauguard.sim.clean_plan import sim_plan
+    from tauguard.sim.user import SimUser
+
+    task = next(t for t in t2.load_tasks(domain, "base") if t.id == task_id)
+    profile = FaultProfile(name="u", uptake=1.0, block_transfer=0.0, unexplained_failure=1.0)
+    gold = sim_plan(domain, task)
+    faults = draw_trial_faults(profile, domain, task.id, 0, 1, gold)
+    assert [f.fault_id for f in faults] == [UNEXPLAINED]
+    # its own stream: the other draws of the trial are unchanged
+    base = FaultProfile(name="b", uptake=1.0, block_transfer=0.0, rates={"premature_stop": 0.5})
+    assert draw_trial_faults(base, domain, task.id, 0, 1, gold) == [
+        f for f in draw_trial_faults(base.model_copy(update={"unexplained_failure": 0.5}), domain, task.id, 0, 1, gold) if f.fault_id != UNEXPLAINED
+    ]
+    env = t2.make_environment(domain)
+    agent_types, user_types = t2.tool_types(domain)
+    inner = SimAgent(domain, task, None, apply_plan_faults(domain, task.id, gold, faults), faults, env, 1.0, 1, 0)
+    agent = GuardedAgent(inner, None, agent_types, max_retries=2)
+    sim = t2.orchestrator_class()(domain=domain, agent=agent, user=SimUser(task, set(user_types)), environment=env,
+                                  task=task, max_steps=60, max_errors=10, seed=0).run()
+    assert CachedEvaluator().evaluate(sim, task, domain, live_env=env).reward == 0.0
+    writes = {n for n, kind in agent_types.items() if kind == "WRITE"}
+    assert not [c for m in sim.messages if m.role == "assistant" for c in (m.tool_calls or []) if c.name in writes]
+    rec = next(f for f in inner.injected_faults() if f.fault_id == UNEXPLAINED)
+    assert rec.applied and rec.reached
+
+
+def test_an_alternative_at_a_gold_conflict_that_breaks_a_rule_on_its_own_facts_stays_a_fault(tau2):
+    from tauguard.faults.fit import OWN_FACT_FAULTS, _argument_fault
+
+    db = _db("airline", "7")  # gold write 1 cancels XEHM4B, which the policy forbids (no ground)
+    gold = _gold("airline", "7")
+    want = dict(gold[1].arguments)
+    other = next(r for r, res in db.reservations.items() if r != want["reservation_id"] and res.user_id != db.reservations[want["reservation_id"]].user_id)
+    fid, _ = _argument_fault("airline", "cancel_reservation", {"reservation_id": other}, want, db, "")
+    assert fid in OWN_FACT_FAULTS  # another user's reservation
+    calls = [("get_reservation_details", {"reservation_id": r}) for r in ("XEHM4B", other)]
+    calls += [(gold[0].name, dict(gold[0].arguments)), ("cancel_reservation", {"reservation_id": other})]
+    writes = {"update_reservation_flights", "cancel_reservation"}
+    assert _attribute("airline", gold, calls, writes, False, db, task_id="7")[:2] == (fid, 1)

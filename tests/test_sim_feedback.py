@@ -116,10 +116,19 @@ def test_an_open_request_is_taken_up_only_when_its_call_is_derivable():
         (_call("get_reservation_details", reservation_id="R1"), {"reservation_id": "R1"}),
         (_call("get_reservation_details", reservation_id="R2"), {"reservation_id": "R2"}),
     )
-    assert reaction.open_request_call(guidance, two, SCHEMAS, writes) is None  # ambiguous
+    # several seen: the one the user said, else the one the agent last looked up
+    assert reaction.open_request_call(guidance, two, SCHEMAS, writes).arguments == {"reservation_id": "R2"}  # type: ignore[union-attr]
+    said = "I want to cancel R1, please"
+    assert reaction.open_request_call(guidance, two, SCHEMAS, writes, said).arguments == {"reservation_id": "R1"}  # type: ignore[union-attr]
+    listed = _seen((_call("search_reservations", user_id="u"), [{"reservation_id": "R1"}, {"reservation_id": "R2"}]))
+    assert reaction.open_request_call(guidance, listed, SCHEMAS, writes) is None  # ambiguous: none looked up
     by_word = f"{OPEN_REQUEST_MARKER}: cancel. Next required step: identify."
     assert reaction.open_request_call(by_word, one, SCHEMAS, writes) is not None
     assert reaction.open_request_call(f"{OPEN_REQUEST_MARKER}: book.", one, SCHEMAS, writes) is None  # flights unseen
+    # a request type names a tool when all its words are the tool's, change verbs alike
+    assert reaction._named_tools(f"{OPEN_REQUEST_MARKER}: modify_items.", ["modify_pending_order_items", "cancel_pending_order"]) == ["modify_pending_order_items"]
+    assert reaction._named_tools(f"{OPEN_REQUEST_MARKER}: modify_flights.", ["update_reservation_flights", "book_reservation"]) == ["update_reservation_flights"]
+    assert reaction._named_tools(f"{OPEN_REQUEST_MARKER}: compensation.", ["send_certificate"]) == []
 
 
 def test_the_reaction_functions_take_no_gold():

@@ -25,6 +25,11 @@ TRANSFER_TOOL = "transfer_to_human_agents"
 # through (each copy is a call and its result), so the run ends at max_steps, as the real loops did.
 LOOP_REPEATS = 300
 CONFLICT_REFUSAL = "conflict_refusal"  # a policy-following refusal of a gold-conflict write (not a fault)
+# A failure the sim has no model of (FaultProfile.unexplained_failure). The sim marks it by
+# repeating a read from its first turn until τ² cuts the run (max_steps, or too_many_errors when
+# the read fails), which τ² scores 0: no write is made, so no guard can change the outcome. Drawn
+# from its own stream, so the other draws of a trial are the same with or without it.
+UNEXPLAINED = "unexplained_failure"
 
 
 def skipped_reads(plan: list[Step], write_pos: int, skip_tools: list[str] | None = None) -> list[int]:
@@ -107,6 +112,8 @@ def draw_trial_faults(
                 )
             )
             taken = True
+    if profile.unexplained_failure > 0 and trial_rng(seed, domain, f"unexplained:{task_id}", trial).random() < profile.unexplained_failure:
+        scheduled.append(ScheduledFault(fault_id=UNEXPLAINED, fault_class="U", kind="unexplained", tool="*", label="allow"))
     temptation = temptations(domain).get(task_id)
     u = rng.random()
     if temptation is not None and u < profile.forbidden_write:
@@ -126,6 +133,9 @@ def draw_trial_faults(
 
 def apply_plan_faults(domain: str, task_id: str, plan: list[Step], faults: list[ScheduledFault]) -> list[Step]:
     """The plan with plan-level faults applied and call-level faults marked on their steps."""
+    unexplained = next((f for f in faults if f.kind == "unexplained"), None)
+    if unexplained is not None:
+        return _unexplained(domain, plan, unexplained.fault_id)
     plan = [s.model_copy(deep=True) for s in plan]
     by_write = {f.write_index: f for f in faults if f.write_index is not None}
     drop: set[int] = set()
@@ -193,6 +203,22 @@ def _loop(write: Step) -> list[Step]:
         Step(kind="call", call=write.call.model_copy(update={"id": f"{write.call.id}-loop{n}"}), tool_type="WRITE",
              gold=False, fault_ids=list(write.fault_ids))
         for n in range(1, LOOP_REPEATS + 1)
+    ]
+
+
+def _unexplained(domain: str, plan: list[Step], fault_id: str) -> list[Step]:
+    """An unexplained failure (:data:`UNEXPLAINED`): the plan's first read, else a read tool of the
+    domain without arguments, repeated until τ² cuts the run."""
+    from tauguard.tau2_adapter import compat as t2
+
+    first = next((s.call for s in plan if s.kind == "call" and s.tool_type == "READ" and s.call is not None), None)
+    if first is None:
+        agent_types, _ = t2.tool_types(domain)
+        name = sorted(n for n, kind in agent_types.items() if kind == "READ")[0]
+        first = ToolCallView(id=f"unexplained-{name}", name=name, arguments={})
+    return [
+        Step(kind="call", call=first.model_copy(update={"id": f"{first.id}-unexplained{n}"}), tool_type="READ", gold=False, fault_ids=[fault_id])
+        for n in range(LOOP_REPEATS)
     ]
 
 

@@ -40,16 +40,30 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tauguard.errors import TauguardInputError
-from tauguard.faults.draw import CONFLICT_REFUSAL
+from tauguard.faults.draw import CONFLICT_REFUSAL, UNEXPLAINED
+from tauguard.faults.rates import PRIOR_STRENGTH, FittedRate, fitted_rate, realistic_prior
 from tauguard.domains.gold_conflicts import conflict_at
 
 UNATTRIBUTED = "unattributed"
+# A deviation that breaks no policy rule: another flight between the same places, a compliant
+# refund destination other than the one the user asked for (class "C": the user's choice not
+# followed; no catalogued fault, the sim makes only the dearer-flight case, airline.not_cheapest).
+WRONG_CHOICE = "wrong_choice"
+# The user ended the conversation in reply to the agent's request for the go-ahead (declined a
+# quote, or sent the stop token with its yes): not the agent's premature stop (class "E").
+USER_ENDED = "user_ended"
+# Failure labels that are not faults of the agent the sim could make: counted, never rated as faults.
+NOT_FAULTS = (UNATTRIBUTED, WRONG_CHOICE, USER_ENDED)
+# Argument faults judged on the alternative write's own facts (not on how it differs from gold):
+# at a documented gold conflict they stay faults; any other difference there is the compliant alternative.
+OWN_FACT_FAULTS = frozenset({"airline.cancel_ineligible", "airline.other_user_reservation", "airline.payment_limits", "airline.invented_passenger"})
 NEVER_MADE = "never made"  # in the reason of an attribution whose gold write the agent did not make
 PV = "forbidden_write"
 TRANSFER_TOOL = "transfer_to_human_agents"
@@ -104,6 +118,20 @@ class FitResult(BaseModel):
     def rates(self) -> dict[str, float]:
         """Count over opportunities, per fault id (forbidden_write included)."""
         return {f: (self.counts.get(f, 0) / n if n else 0.0) for f, n in self.opportunities.items()}
+
+    def fitted(self, strength: float = PRIOR_STRENGTH) -> dict[str, FittedRate]:
+        """Every rated field (faults, forbidden_write, conflict_refusal) with its interval and shrunk
+        value (:mod:`tauguard.faults.rates`: beta prior at the realistic rate, pseudo-count ``strength``)."""
+        out = {f: fitted_rate(self.counts.get(f, 0), n, realistic_prior(f), strength) for f, n in sorted(self.opportunities.items())}
+        if self.simulations:
+            out[UNEXPLAINED] = fitted_rate(self.unexplained, self.simulations, None, strength)
+        return out
+
+    @property
+    def unexplained(self) -> int:
+        """Failures no fault explains (unattributed, wrong choices, user-ended): the sim's
+        ``unexplained_failure`` rate is their share of the simulations."""
+        return sum(self.counts.get(f, 0) for f in NOT_FAULTS)
 
     def class_mix(self) -> dict[str, int]:
         """Failures per fault class (U = unattributed)."""
@@ -217,19 +245,50 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _journeys(legs: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
+    """(origin, destination) of each journey of an itinerary's legs (origin, destination, date):
+    connected legs (one departs where the previous one landed, within a day) make one journey."""
+    from datetime import date, timedelta
+
+    def day(text: Any) -> date | None:
+        try:
+            return date.fromisoformat(str(text))
+        except ValueError:
+            return None
+
+    out: list[tuple[Any, Any]] = []
+    previous: tuple[Any, Any, Any] | None = None
+    for leg in legs:
+        a, b = (day(previous[2]), day(leg[2])) if previous is not None else (None, None)
+        connected = previous is not None and previous[1] == leg[0] and a is not None and b is not None and timedelta(0) <= b - a <= timedelta(days=1)
+        if connected and out:
+            out[-1] = (out[-1][0], leg[1])
+        else:
+            out.append((leg[0], leg[1]))
+        previous = leg
+    return out
+
+
 def _flight_fault(db: Any, mine: Any, theirs: Any) -> str | None:
-    """A changed itinerary: the same routes and days (a dearer or other choice) or another route."""
-    if not isinstance(mine, list) or not isinstance(theirs, list) or len(mine) != len(theirs):
+    """A changed itinerary: the same routes and days (a dearer or other choice: ``airline.not_cheapest``),
+    other flights, connections or days between the same places (a wrong choice), or another route."""
+    if not isinstance(mine, list) or not isinstance(theirs, list):
         return None
 
-    def leg(seg: Any) -> tuple[Any, ...] | None:
+    def leg(seg: Any) -> tuple[Any, Any, Any] | None:
         flight = db.flights.get(seg.get("flight_number")) if isinstance(seg, dict) else None
         return None if flight is None else (flight.origin, flight.destination, seg.get("date"))
 
-    legs = [(leg(a), leg(b)) for a, b in zip(mine, theirs)]
-    if any(a is None or b is None for a, b in legs):
+    a_legs, b_legs = [leg(x) for x in mine], [leg(x) for x in theirs]
+    if any(x is None for x in a_legs + b_legs) or not a_legs:
         return None
-    return "airline.not_cheapest" if all(a == b for a, b in legs) else "airline.change_route"
+    a_ok = [x for x in a_legs if x is not None]
+    b_ok = [x for x in b_legs if x is not None]
+    if a_ok == b_ok or (len(a_ok) == len(b_ok) and all(x == y for x, y in zip(a_ok, b_ok))):
+        return "airline.not_cheapest"
+    if _journeys(a_ok) == _journeys(b_ok):
+        return WRONG_CHOICE
+    return "airline.change_route"
 
 
 def _rejected(simulation: dict[str, Any]) -> set[int]:
@@ -250,11 +309,25 @@ def _same_target(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return any(isinstance(v, str) and v and a.get(k) == v for k, v in b.items() if k.endswith("_id"))
 
 
+def _compliant_refund(db: Any, args: dict[str, Any]) -> bool:
+    """A retail refund to the order's original payment method or to a gift card (what the policy allows)."""
+    method = args.get("payment_method_id")
+    if not isinstance(method, str):
+        return False
+    if method.startswith("gift_card_"):
+        return True
+    order = db.orders.get(args.get("order_id")) if db is not None and isinstance(args.get("order_id"), str) else None
+    history = getattr(order, "payment_history", None) or []
+    return any(getattr(p, "transaction_type", "") == "payment" and getattr(p, "payment_method_id", None) == method for p in history)
+
+
 def _argument_fault(
     domain: str, name: str, args: dict[str, Any], gold: dict[str, Any], db: Any, seen: str | None, said: str = ""
 ) -> tuple[str, str]:
     """The catalogued fault that turns the gold arguments into ``args`` (or unattributed), and why."""
     differ = frozenset(a for a in set(args) | set(gold) if _canonical(args.get(a)) != _canonical(gold.get(a)))
+    if domain == "retail" and differ == {"payment_method_id"} and _compliant_refund(db, args):
+        return WRONG_CHOICE, f"{name}: refund to {args.get('payment_method_id')}, the order's original method or a gift card (compliant; gold refunds elsewhere)"
     for keys, fid in WRONG_ARGUMENTS.get((domain, name), []):
         if differ <= keys:
             return fid, f"{name} differs from gold in {', '.join(sorted(differ))}"
@@ -262,7 +335,8 @@ def _argument_fault(
     if db is not None and name in ("update_reservation_flights", "book_reservation") and "flights" in differ and differ <= {"flights", payment}:
         chosen = _flight_fault(db, args.get("flights"), gold.get("flights"))
         if chosen is not None:
-            return chosen, f"{name}: other flights ({'same routes and days' if chosen.endswith('cheapest') else 'another route'})"
+            what = {"airline.not_cheapest": "same routes and days", WRONG_CHOICE: "another flight, connection or day between the same places"}
+            return chosen, f"{name}: other flights ({what.get(chosen, 'another route')})"
     if db is not None and name == "cancel_reservation" and differ == {"reservation_id"}:
         mine, theirs = db.reservations.get(args.get("reservation_id")), db.reservations.get(gold.get("reservation_id"))
         if mine is not None and theirs is not None:
@@ -281,9 +355,52 @@ def _argument_fault(
     return UNATTRIBUTED, f"{name} differs from gold in {', '.join(sorted(differ))} (no catalogued fault)"
 
 
+def user_ended(simulation: dict[str, Any]) -> bool:
+    """Whether the user ended the conversation in reply to the agent's request for the go-ahead
+    (declining a quote, or the stop token sent with a yes): the last agent text before the user's
+    closing message asks for the go-ahead (the neutral dialogue judge decides)."""
+    from tauguard.dialogue import asks_go_ahead
+
+    if str(simulation.get("termination_reason") or "") not in ("user_stop", "TerminationReason.USER_STOP"):
+        return False
+    messages = [m for m in simulation.get("messages") or [] if m.get("role") in ("user", "assistant")]
+    if not messages or messages[-1].get("role") != "user" or "###STOP###" not in str(messages[-1].get("content") or ""):
+        return False
+    for message in reversed(messages[:-1]):
+        if message.get("role") == "assistant":
+            if message.get("tool_calls") and not message.get("content"):
+                return False  # the agent acted last: the user closed after it
+            return asks_go_ahead(str(message.get("content") or ""))
+    return False
+
+
+@lru_cache(maxsize=None)
+def _conflict_tasks(domain: str) -> tuple[tuple[str, str], ...]:
+    """(task id, its gold agent writes as canonical JSON) of the documented gold-conflict tasks."""
+    from tauguard.domains.gold_conflicts import gold_conflicts
+    from tauguard.tau2_adapter import compat as t2
+
+    ids = {c.task_id for c in gold_conflicts() if c.domain == domain}
+    if not ids:
+        return ()
+    return tuple(
+        (t.id, _canonical([[a.name, dict(a.arguments)] for a in (t.evaluation_criteria.actions or []) if t2.is_agent_write(domain, a)]))
+        for t in t2.load_tasks(domain, "base") if t.id in ids and t.evaluation_criteria
+    )
+
+
+def _conflict_at(domain: str, task_id: str | None, gold: list[Any], index: int) -> bool:
+    """Whether gold write ``index`` is a documented gold conflict (the task found by its gold writes when no id is given)."""
+    if task_id is None:
+        key = _canonical([[g.name, dict(g.arguments)] for g in gold])
+        task_id = next((t for t, writes in _conflict_tasks(domain) if writes == key), None)
+    return task_id is not None and conflict_at(domain, task_id, index) is not None
+
+
 def _attribute(
     domain: str, gold: list[Any], calls: list[tuple[str, dict[str, Any]]], writes: set[str], pv_task: bool, db: Any = None,
     seen: list[str] | None = None, rejected: set[int] | None = None, said: list[str] | None = None,
+    task_id: str | None = None, ended_by_user: bool = False,
 ) -> tuple[str, int | None, str]:
     from tauguard.strategy_api.conversation import ToolCallView
     from tauguard.sim.plan import targets
@@ -313,12 +430,19 @@ def _attribute(
                     domain, name, _projected(args, want), want, db, seen[pos] if seen is not None else None,
                     said[pos] if said is not None else "",
                 )
+                if fid not in OWN_FACT_FAULTS and _conflict_at(domain, task_id, gold, k):
+                    # The gold write contradicts the policy (gold_conflicts.toml): other arguments
+                    # there are the compliant alternative, not a fault (τ² fails it all the same),
+                    # unless the alternative breaks a rule on its own facts.
+                    return CONFLICT_REFUSAL, k, f"gold write {k} ({g.name}): a compliant alternative with other arguments at a documented gold conflict"
                 return fid, k, why
             extra = stray[0] if stray else None
             if extra is not None:
                 return UNATTRIBUTED, k, f"gold write {k} ({g.name}) never made; the agent made {real[extra][1]} instead"
             if any(n == TRANSFER_TOOL for n, _ in calls):
                 return "premature_transfer", k, f"gold write {k} ({g.name}) never made; the agent transferred to a human"
+            if ended_by_user:
+                return USER_ENDED, k, f"gold write {k} ({g.name}) never made; the user ended the conversation in reply to the agent's request for the go-ahead"
             return "premature_stop", k, f"gold write {k} ({g.name}) never made"
         used.add(exact)
         pos, name, args = real[exact]
@@ -343,8 +467,9 @@ def _gold_index(gold: list[Any], call: tuple[str, dict[str, Any]]) -> int | None
     return None
 
 
-def fit(run_dirs: list[Path]) -> FitResult:
-    """Attribute every failed simulation of the imported runs; count each fault's opportunities."""
+def fit(run_dirs: list[Path], task_ids: set[str] | None = None) -> FitResult:
+    """Attribute every failed simulation of the imported runs; count each fault's opportunities.
+    ``task_ids``: fit on these tasks' simulations only (``faults validate`` fits on half the tasks)."""
     from tauguard.tau2_adapter import compat as t2
     from tauguard.faults.catalog import faults_by_id, temptations
     from tauguard.faults.opportunity import write_opportunities
@@ -370,6 +495,8 @@ def fit(run_dirs: list[Path]) -> FitResult:
     for run in runs:
         for record in run.records:
             task = tasks.get(record.task_id)
+            if task_ids is not None and record.task_id not in task_ids:
+                continue
             if task is None or record.success is None or record.simulation is None:
                 continue
             result.simulations += 1
@@ -382,9 +509,10 @@ def fit(run_dirs: list[Path]) -> FitResult:
             fid, index = "", None
             if not record.success:
                 result.failures += 1
-                db = t2.task_environment(domain, task).tools.db if domain == "airline" else None
+                db = t2.task_environment(domain, task).tools.db if domain in ("airline", "retail") else None
                 fid, index, why = _attribute(domain, gold, _calls(record.simulation), writes, pv_task, db,
-                                             _seen(record.simulation), _rejected(record.simulation), _said(record.simulation))
+                                             _seen(record.simulation), _rejected(record.simulation), _said(record.simulation),
+                                             task_id=task.id, ended_by_user=user_ended(record.simulation))
                 looped = _loop(record.simulation) if fid == UNATTRIBUTED else None
                 if looped is not None:
                     fid, index, why = LOOP, _gold_index(gold, looped), f"{looped[0]} repeated until the run's limit"
@@ -399,13 +527,13 @@ def fit(run_dirs: list[Path]) -> FitResult:
                 # The gold write contradicts the policy (tauguard/domains/gold_conflicts.toml): not making
                 # it is what the policy asks, not a fault, though tau2 fails the task.
                 fid, why = CONFLICT_REFUSAL, f"{why}: a documented gold conflict (the policy forbids this write)"
-            reproducible = fid in (UNATTRIBUTED, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
+            reproducible = fid in (*NOT_FAULTS, PV, CONFLICT_REFUSAL) or index is None or index >= len(sites[task.id]) or fid in sites[task.id][index]
             if fid == LOOP and index is None:
                 reproducible = False  # a loop on a call that is no gold write: the sim loops on writes only
             if not reproducible:
                 opportunities[fid] += 1  # the real agent made it here; the sim cannot
                 result.not_reproducible[fid] = result.not_reproducible.get(fid, 0) + 1
-            fault_class = catalog[fid].fault_class if fid in catalog else {PV: "PV", CONFLICT_REFUSAL: "W"}.get(fid, "U")
+            fault_class = catalog[fid].fault_class if fid in catalog else {PV: "PV", CONFLICT_REFUSAL: "W", WRONG_CHOICE: "C", USER_ENDED: "E"}.get(fid, "U")
             counts[fid] += 1
             result.attributions.append(
                 Attribution(run_id=run.manifest.run_id, task_id=record.task_id, trial=record.trial, fault_id=fid,
@@ -420,23 +548,34 @@ def _toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float) -> str:
-    """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates and their counts."""
-    rates = {f: r for f, r in sorted(result.rates.items()) if f not in (PV, UNATTRIBUTED, CONFLICT_REFUSAL)}
+def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: float, strength: float = PRIOR_STRENGTH) -> str:
+    """A fault profile (tauguard.faults.model.FaultProfile) with the fitted rates, their counts and intervals."""
+    fitted = result.fitted(strength)
+    rates = {f: r.rate for f, r in fitted.items() if f not in (PV, *NOT_FAULTS, CONFLICT_REFUSAL, UNEXPLAINED)}
     description = f"Fitted to real {result.domain} agents ({', '.join(result.runs)}); a simulation parameter."
+
+    def top(field: str) -> float:
+        return fitted[field].rate if field in fitted else 0.0
+
     lines = [
         f"# Fault profile fitted by `tauguard faults fit` to {len(result.runs)} imported real run(s) of {result.domain}:",
         f"# {', '.join(result.runs)}. {result.simulations} simulations, {result.failures} failed;",
         f"# {result.counts.get(UNATTRIBUTED, 0)} failures unattributed (no catalogued fault explains them).",
         "# Rates: first deviations from the gold plan in failed simulations / the gold writes at risk",
         "# (up to a failed simulation's first deviation) where the sim can make the fault; one draw per write.",
+        f"# Each rate is shrunk: (count + m * p0) / (opportunities + m), m = {strength:g}, p0 = the packaged",
+        "# realistic profile's rate (where it sets none: Jeffreys' prior, (count + 1/2) / (opportunities + 1));",
+        "# [fit.rates] keeps each count, opportunities, observed share and its 95 % Jeffreys interval.",
+        "# unexplained_failure: the failures no fault explains (unattributed, wrong choices, user-ended) per",
+        "# simulation; the sim fails that share of trials whatever the guard, so it is not capped at its ceiling.",
         "# uptake and block_transfer are ASSUMPTIONS (no real run measures a reaction to a guard).",
         f"name = {_toml_str(name)}",
         f"description = {_toml_str(description)}",
         f"uptake = {uptake}",
         f"block_transfer = {block_transfer}",
-        f"forbidden_write = {result.rates.get(PV, 0.0):.4f}",
-        f"conflict_refusal = {result.rates.get(CONFLICT_REFUSAL, 0.0):.4f}",
+        f"forbidden_write = {top(PV):.4f}",
+        f"conflict_refusal = {top(CONFLICT_REFUSAL):.4f}",
+        f"unexplained_failure = {top(UNEXPLAINED):.4f}",
         'draw = "first_deviation"',
         "",
         "[rates]",
@@ -445,15 +584,19 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         "[sources]",
         f"uptake = {_toml_str('Assumption passed to tauguard faults fit --uptake.')}",
         f"block_transfer = {_toml_str('Assumption passed to tauguard faults fit --block-transfer.')}",
-        f"forbidden_write = {_toml_str(_count_text(result, PV))}",
-        f"conflict_refusal = {_toml_str(_count_text(result, CONFLICT_REFUSAL) + ' (documented gold-conflict writes not made: compliant, not a fault)')}",
-        *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f))}" for f in rates],
-        f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED))}",
+        f"forbidden_write = {_toml_str(_count_text(result, PV, fitted))}",
+        f"conflict_refusal = {_toml_str(_count_text(result, CONFLICT_REFUSAL, fitted) + ' (documented gold-conflict writes not made or made compliantly otherwise: not a fault)')}",
+        *[f"{_toml_str(f)} = {_toml_str(_count_text(result, f, fitted))}" for f in rates],
+        f"unattributed = {_toml_str(_count_text(result, UNATTRIBUTED, fitted))}",
+        f"unexplained_failure = {_toml_str(_unexplained_text(result, fitted))}",
         "",
         "[fit]",
         f"simulations = {result.simulations}",
         f"failures = {result.failures}",
         f"unattributed = {result.counts.get(UNATTRIBUTED, 0)}",
+        f"wrong_choice = {result.counts.get(WRONG_CHOICE, 0)}",
+        f"user_ended = {result.counts.get(USER_ENDED, 0)}",
+        f"prior_strength = {strength}",
         "",
         "[fit.counts]",
         *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.counts.items())],
@@ -465,11 +608,31 @@ def profile_toml(result: FitResult, name: str, uptake: float, block_transfer: fl
         "[fit.not_reproducible]",
         *[f"{_toml_str(f)} = {n}" for f, n in sorted(result.not_reproducible.items())],
         "",
+        "# per rated field: count, opportunities, observed share, its 95 % Jeffreys interval, prior p0 (-1: Jeffreys'), shrunk rate",
+        "[fit.rates]",
+        *[
+            f"{_toml_str(f)} = {{ count = {r.count}, opportunities = {r.opportunities}, observed = {r.observed:.4f}, "
+            f"low = {r.low:.4f}, high = {r.high:.4f}, prior = {(-1.0 if r.prior is None else r.prior):.4f}, rate = {r.rate:.4f} }}"
+            for f, r in fitted.items()
+        ],
+        "",
     ]
     return "\n".join(lines)
 
 
-def _count_text(result: FitResult, fid: str) -> str:
+def _unexplained_text(result: FitResult, fitted: dict[str, FittedRate]) -> str:
+    r = fitted.get(UNEXPLAINED)
+    if r is None:
+        return "no simulations"
+    parts = ", ".join(f"{f} {result.counts.get(f, 0)}" for f in NOT_FAULTS)
+    return (f"fitted: {r.count} of {r.opportunities} simulations ({parts}) in {', '.join(result.runs)} "
+            f"(observed {r.observed:.3f}, 95 % Jeffreys [{r.low:.3f}, {r.high:.3f}]; shrunk {r.rate:.4f}); "
+            "the sim fails the trial without a write (it has no model of these failures)")
+
+
+def _count_text(result: FitResult, fid: str, fitted: dict[str, FittedRate] | None = None) -> str:
     n = result.opportunities.get(fid)
     over = f" of {n} opportunities" if n else " failed simulations"
-    return f"fitted: {result.counts.get(fid, 0)}{over} in {', '.join(result.runs)}"
+    rate = (fitted or {}).get(fid)
+    extra = f" (observed {rate.observed:.3f}, 95 % Jeffreys [{rate.low:.3f}, {rate.high:.3f}]; shrunk {rate.rate:.4f})" if rate else ""
+    return f"fitted: {result.counts.get(fid, 0)}{over} in {', '.join(result.runs)}{extra}"

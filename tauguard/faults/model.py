@@ -11,13 +11,16 @@ from tauguard import domains
 # PolicyGuide's taxonomy of policy requirements (argument-level A; process-level needing a
 # tool read T or dialogue D; workflow-level W) plus PV for unauthorized writes under user
 # pressure on policy-violation tasks.
-FaultClass = Literal["A", "T", "D", "W", "PV"]
+# U: an unexplained failure (a fitted profile's failures no catalogued fault explains).
+FaultClass = Literal["A", "T", "D", "W", "PV", "U"]
 # How a fault acts on the sim agent: a plan transform or a replaced call.
 # premature_transfer: a hand-off to a human instead of the write; bundle_confirmation: the write's
 # own confirmation is folded into the previous write's, which mentions it only vaguely;
-# repeat_loop: the write, then the same call again and again until the run's step limit.
+# repeat_loop: the write, then the same call again and again until the run's step limit;
+# unexplained: a failure the sim has no model of (tauguard.faults.draw.UNEXPLAINED).
 FaultKind = Literal[
-    "skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "repeat_loop", "call"
+    "skip_read", "skip_confirmation", "premature_stop", "premature_transfer", "bundle_confirmation", "repeat_loop", "call",
+    "unexplained",
 ]
 ProbeLabel = Literal["allow", "verify", "refuse"]
 # What the write contract derives a generic fault's scope from (tools and violated clauses).
@@ -247,6 +250,10 @@ class FaultProfile(BaseModel):
     # does not make it and transfers to a human instead. Not a fault: compliant behaviour that
     # tau2's reward scores as a failure. Recorded as `conflict_refusal` (class W, a hand-off).
     conflict_refusal: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Per trial: probability of a failure the sim has no model of (a fitted profile's failures
+    # that no catalogued fault the sim can make explains). The sim marks it by a run τ² cuts
+    # before any write (tauguard.faults.draw.UNEXPLAINED): it fails whatever the guard.
+    unexplained_failure: float = Field(default=0.0, ge=0.0, le=1.0)
     # fault id -> probability per applicable gold write.
     rates: dict[str, float] = Field(default_factory=dict)
     # How a write's faults are drawn (tauguard.faults.draw): "independent" = one draw per
@@ -277,7 +284,8 @@ class FaultProfile(BaseModel):
     @property
     def active(self) -> bool:
         """Whether any fault can fire."""
-        return self.forbidden_write > 0 or self.conflict_refusal > 0 or any(r > 0 for r in self.rates.values())
+        return (self.forbidden_write > 0 or self.conflict_refusal > 0 or self.unexplained_failure > 0
+                or any(r > 0 for r in self.rates.values()))
 
 
 class ScheduledFault(BaseModel):

@@ -99,6 +99,7 @@ class SimAgent:
         self.call_counter = 0
         self.closed = False
         self.guard_context = ""
+        self.said: list[str] = []  # what the user said, in order (grounds a resumed request)
 
     # -- tau2 agent interface -------------------------------------------------------------
 
@@ -126,6 +127,8 @@ class SimAgent:
     def generate_next_message(self, message: Any, state: Any) -> tuple[Any, Any]:
         """The next message of the plan, given the last user or tool message."""
         self.turn += 1
+        if isinstance(message, t2.UserMessage) and message.content:
+            self.said.append(message.content)
         if self.held:
             return self._on_guard_feedback(), state
         if isinstance(message, t2.UserMessage) and self.awaiting_confirm is not None:
@@ -223,7 +226,7 @@ class SimAgent:
 
     def _resumed_request(self) -> list[Step]:
         """Feedback-only: the steps of the open request the guidance names, if derivable."""
-        call = open_request_call(self.guard_context, self.beliefs, self.schemas, self.write_tools)
+        call = open_request_call(self.guard_context, self.beliefs, self.schemas, self.write_tools, "\n".join(self.said))
         if call is None:
             return []
         return [Step(kind="confirm", call=call, gold=False), Step(kind="call", call=call, tool_type="WRITE", gold=False), Step(kind="close")]

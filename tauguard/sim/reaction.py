@@ -19,9 +19,16 @@ Rules, by decision:
 - REVISE with arguments: it proposes them to the user and resubmits after a yes. Without
   arguments it cannot know the fix: it tells the user it cannot.
 - Guidance naming an open request (``OPEN_REQUEST_MARKER``) when the agent is about to close: it
-  takes the request up only if it can derive the call — exactly one WRITE tool is named by the
-  guidance (by name, or the request type as a word of the tool's name) and every required
-  argument has exactly one value among what it has seen. Otherwise it closes.
+  takes the request up only if it can derive the call from the conversation — exactly one WRITE
+  tool is named by the guidance (by name, or the request type as a word of the tool's name), and
+  every required argument has exactly one value grounded in it: among the values the agent has
+  seen under that argument's name (tool results and its own calls), the ones the user said if the
+  user said any of them, else all of them; if several remain, the one it last looked up (the
+  latest read that took it as its own argument); for an argument with a fixed set of values (a
+  schema ``enum``), the one the user said. Lists are never derived. The request type names the
+  tool when every word of it is a word of the tool's name, change verbs (modify, update, change,
+  edit) standing for each other: "modify_items" is ``modify_pending_order_items``, "modify_flights"
+  ``update_reservation_flights``. Otherwise it closes.
 """
 
 from __future__ import annotations
@@ -101,17 +108,51 @@ def react(
     return Reaction(kind="verify", reads=reads, ask=ask)
 
 
+# Verbs a request type and a tool name may use for the same act ("modify_items" ~ "update_...").
+CHANGE_VERBS = frozenset({"modify", "update", "change", "edit"})
+
+
+def _type_matches(request_type: str, tool: str) -> bool:
+    """Whether every word of the request type is a word of the tool's name (a change verb matching any change verb)."""
+    words, tool_words = request_type.lower().replace("-", "_").split("_"), set(tool.lower().split("_"))
+    return bool(words) and all(w in tool_words or (w in CHANGE_VERBS and tool_words & CHANGE_VERBS) for w in words if w)
+
+
 def _named_tools(line: str, write_tools: list[str]) -> list[str]:
     named = [t for t in write_tools if re.search(rf"\b{re.escape(t)}\b", line)]
     if named:
         return named
     match = re.search(rf"{re.escape(OPEN_REQUEST_MARKER)}:\s*([\w-]+)", line)
-    word = match.group(1).lower() if match else ""
-    return [t for t in write_tools if word and word in t.lower().split("_")]
+    word = match.group(1) if match else ""
+    return [t for t in write_tools if word and _type_matches(word, t)]
 
 
-def open_request_call(guidance: str, beliefs: Beliefs, schemas: dict[str, dict[str, Any]], write_tools: list[str]) -> ToolCallView | None:
-    """The call for the open request the guidance names, if the agent can derive it (module rules)."""
+def _said(value: Any, said: str) -> bool:
+    text = str(value).strip()
+    return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said, re.IGNORECASE) is not None
+
+
+def grounded_values(param: str, tool: str, beliefs: Beliefs, schemas: dict[str, dict[str, Any]], said: str) -> list[Any]:
+    """The values of ``param`` the conversation grounds (module rules: seen, narrowed by what the user said)."""
+    schema = schemas.get(tool, {})
+    spec = schema.get("function", schema).get("parameters", {}).get("properties", {}).get(param, {})
+    if isinstance(spec, dict) and spec.get("enum"):
+        return [v for v in spec["enum"] if _said(v, said)]
+    seen = [v for v in beliefs.values(param) if not isinstance(v, (bool, dict, list))]
+    mentioned = [v for v in seen if _said(v, said)]
+    if len(mentioned or seen) > 1:
+        # still several: the one the agent last looked up (a read whose own argument it is)
+        last = next((o.call.arguments[param] for o in reversed(beliefs.seen)
+                     if not o.error and param in o.call.arguments and o.call.arguments[param] in (mentioned or seen)), None)
+        return [last] if last is not None else mentioned or seen
+    return mentioned or seen
+
+
+def open_request_call(
+    guidance: str, beliefs: Beliefs, schemas: dict[str, dict[str, Any]], write_tools: list[str], said: str = ""
+) -> ToolCallView | None:
+    """The call for the open request the guidance names, if the agent can derive it (module rules);
+    ``said``: everything the user said in the conversation."""
     for line in guidance.splitlines():
         if OPEN_REQUEST_MARKER not in line:
             continue
@@ -120,7 +161,7 @@ def open_request_call(guidance: str, beliefs: Beliefs, schemas: dict[str, dict[s
             continue
         arguments: dict[str, Any] = {}
         for param in required_parameters(schemas, tools[0]):
-            values = beliefs.values(param)
+            values = grounded_values(param, tools[0], beliefs, schemas, said)
             if len(values) != 1:
                 break
             arguments[param] = values[0]
