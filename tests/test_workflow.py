@@ -197,7 +197,8 @@ def test_verifier_failure_is_a_guard_error_event_never_a_crash(policy, verdict):
 
 def test_an_unmet_yes_node_says_why_the_dialogue_judge_found_no_yes():
     session, conv = _session(), Conversation()
-    _feed(session, conv, ConversationEvent(kind="user_message", content="Please cancel my order #W1."))
+    # the user gives an allowed reason, so the one unmet node is the yes
+    _feed(session, conv, ConversationEvent(kind="user_message", content="Please cancel my order #W1, it is no longer needed."))
     _feed(session, conv, *_read("find_user_id_by_email", {"email": "a@b.c"}))
     _feed(session, conv, *_read("get_order_details", {"order_id": "#W1"}))
     _feed(session, conv, ConversationEvent(kind="agent_message", content=texts.confirm_request(CANCEL.name, CANCEL.arguments)),
