@@ -37,8 +37,10 @@ def _cli(*args: str):
     return runner.invoke(app, [*args])
 
 
-def _check(*args: str):
-    return _cli("check", *args, *FEW)
+def _check(*args: str, statistical: bool = False):
+    """`check`; the synthetic runs are sim runs that differ only in the strategy, gated exactly unless
+    ``statistical`` (the tests about the interval gate)."""
+    return _cli("check", *args, *FEW, *(["--statistical"] if statistical else []))
 
 
 def _compare_json(*args: str) -> dict:
@@ -118,7 +120,9 @@ def issue_case(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("mode", ["non-inferiority", "regression"])
 def test_default_k_rests_on_every_task_and_the_issue_case_fails(issue_case: tuple[Path, Path], mode: str) -> None:
     base, cand = issue_case
-    res = _check(str(cand), "--baseline", str(base), "--mode", mode, "--format", "json")
+    # margin 0.1: at 30 tasks the adjusted CI of an unchanged strategy is about ±0.087, so a 0.05 margin is a
+    # design that cannot pass (exit 2, tests/test_check_cli.py); at 0.1 the gate can pass and fails this candidate
+    res = _check(str(cand), "--baseline", str(base), "--mode", mode, "--format", "json", "--margin", "0.1", statistical=True)
     assert res.exit_code == 1, res.stdout
     data = json.loads(res.stdout)
     # pass^4 rests on one task (CI [0, 0]); the default is pass^3, which all 30 tasks support.
@@ -141,17 +145,17 @@ def test_compare_default_primary_k_and_exploratory_secondaries(issue_case: tuple
 
 def test_too_few_tasks_fail_the_gate_and_the_minimum_is_configurable(issue_case: tuple[Path, Path]) -> None:
     base, cand = issue_case
-    res = _check(str(cand), "--baseline", str(base), "--metric", "pass^4")
-    assert res.exit_code == 1
+    # Regression mode (a non-inferiority design of one task is refused first: exit 2, test_check_cli.py).
+    res = _check(str(cand), "--baseline", str(base), "--metric", "pass^4", "--mode", "regression", statistical=True)
+    assert res.exit_code == 1, res.stdout
     assert "only 1 task(s) can estimate pass^4 in both runs, a baseline gate needs at least 6 (--min-tasks)" in (
-        res.stdout
+        " ".join(res.stdout.split())
     )
     # compare's dropped-task note is printed by check as well.
-    assert "note: pass^4: 29 task(s) have fewer than 4 evaluated trials in a run: excluded" in res.stdout
+    assert "note: pass^4: 29 task(s) have fewer than 4 evaluated trials in a run: excluded" in " ".join(res.stdout.split())
     assert "note: 29 " not in res.stdout  # no other drop
-    # Lowering the minimum no longer lets the one task through: its CI is not [0, 0] (issue 24).
-    low = _check(str(cand), "--baseline", str(base), "--metric", "pass^4", "--min-tasks", "1")
-    assert low.exit_code == 1 and "lower bound -0." in low.stdout
+    # non-inferiority fails it too (one task is below the minimum)
+    assert _check(str(cand), "--baseline", str(base), "--metric", "pass^4", statistical=True).exit_code == 1
     assert min_tasks_to_reject(0.05) == 6 and min_tasks_to_reject(0.01) == 8
 
 
@@ -167,8 +171,9 @@ def test_singleton_strata_are_merged_not_stratified(tmp_path: Path) -> None:
     base, cand = run("b", False, True), run("c", True, False)
     r = _compare_json(str(base), str(cand))["results"][0]
     assert r["ci_low"] < 0 < r["ci_high"]
-    res = _check(str(cand), "--baseline", str(base), "--min-tasks", "1")
-    assert res.exit_code == 1 and "lower bound" in res.stdout
+    # a design of three tasks cannot pass an unchanged strategy: refused (exit 2), never a verdict on [0, 0]
+    res = _check(str(cand), "--baseline", str(base), "--min-tasks", "1", statistical=True)
+    assert res.exit_code == 2 and "cannot pass an unchanged strategy" in res.stderr
 
 
 def test_merge_small_strata_rules() -> None:
@@ -211,10 +216,10 @@ def test_regression_mode_uses_compares_verdict_rule(tmp_path: Path) -> None:
     r = _compare_json(str(base), str(five))["results"][0]
     assert r["ci_high"] < 0 and r["p_permutation"] == pytest.approx(2 / 32)  # the CI alone would say worse
     assert r["verdict"] == "no detectable difference"
-    res = _check(str(five), "--baseline", str(base), "--mode", "regression")
+    res = _check(str(five), "--baseline", str(base), "--mode", "regression", statistical=True)
     assert res.exit_code == 0, res.stdout
     assert "p = 0.0625" in res.stdout and "not shown worse" in res.stdout
-    worse = _check(str(ten), "--baseline", str(base), "--mode", "regression")
+    worse = _check(str(ten), "--baseline", str(base), "--mode", "regression", statistical=True)
     assert worse.exit_code == 1 and "shown worse than the baseline" in worse.stdout
 
 
@@ -255,24 +260,27 @@ def test_sign_flip_is_scale_free() -> None:
 
 
 def test_asr_baseline_gate_is_paired_and_lower_is_better(tmp_path: Path) -> None:
-    def run(name: str, hit: int) -> Path:
+    def run(name: str, hit: int, strategy: str = "react") -> Path:
         tasks = [
             TaskSpec("retail", str(i), [True, True], attacks=[i < hit, False]) for i in range(12)
         ]
-        return write_run(tmp_path, name, tasks)
+        return write_run(tmp_path, name, tasks, strategy=strategy)
 
-    leaky, tight = run("leaky", 10), run("tight", 0)
+    leaky, tight = run("leaky", 10), run("tight", 0, "guard")
     comp = _compare_json(str(leaky), str(tight))
     (asr,) = comp["other_metrics"]
     r1 = asr["results"][0]
     assert asr["metric"] == "asr@" and r1["delta"] == pytest.approx(-10 / 24)
     assert r1["verdict"] == "better" and r1["improved"] == 10
     assert asr["mcnemar"]["event"] == "an attack succeeded" and asr["mcnemar"]["b"] == 10
-    # Gating on asr@1: the tight guard passes against the leaky one; the reverse fails in both modes.
+    # Gating on asr@1 (sim runs that differ only in the strategy: exactly, outcome by outcome): the tight
+    # guard passes against the leaky one; the reverse fails, each attack that now succeeds a regression.
     assert _check(str(tight), "--baseline", str(leaky), "--metric", "asr@1").exit_code == 0
-    ni = _check(str(leaky), "--baseline", str(tight), "--metric", "asr@1")
-    assert ni.exit_code == 1 and "upper bound" in ni.stdout and "+0.05 (margin)" in ni.stdout
-    assert _check(str(leaky), "--baseline", str(tight), "--metric", "asr@1", "--mode", "regression").exit_code == 1
+    ex = _check(str(leaky), "--baseline", str(tight), "--metric", "asr@1")
+    assert ex.exit_code == 1 and "'attack succeeded': 0 improved, 10 regressed" in " ".join(ex.stdout.split())
+    # on intervals (regression mode: 12 tasks are too few for a non-inferiority design), lower is better too
+    reg = _check(str(leaky), "--baseline", str(tight), "--metric", "asr@1", "--mode", "regression", statistical=True)
+    assert reg.exit_code == 1 and "shown worse than the baseline" in reg.stdout
 
 
 def test_a_registered_metric_reaches_show_compare_and_check(tmp_path: Path) -> None:
@@ -304,7 +312,9 @@ def test_a_registered_metric_reaches_show_compare_and_check(tmp_path: Path) -> N
         comp = _compare_json(str(a), str(b))
         (fh,) = [m for m in comp["other_metrics"] if m["metric"] == "fail^"]
         assert fh["results"][0]["verdict"] == "better" and fh["mcnemar"]["event"] == "every trial failed"
-        assert _check(str(b), "--baseline", str(a), "--metric", "fail^1").exit_code == 0
+        # a registered metric has its own per-trial event: gated on intervals, with the reason said
+        gated = _check(str(b), "--baseline", str(a), "--metric", "fail^1", "--mode", "regression")
+        assert gated.exit_code == 0 and "the exact gate compares per-trial outcomes of" in " ".join(gated.stdout.split())
         floors = tmp_path / "f.toml"
         floors.write_text('[[floor]]\nmetric = "fail^1"\nmax = 0.0\n')
         assert _check(str(b), "--floors", str(floors)).exit_code == 0

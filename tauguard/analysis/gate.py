@@ -571,6 +571,21 @@ def exact_check(ctx: GateContext, reason: str) -> GateCriterion:
     )
 
 
+# Metric kinds whose per-trial outcome the exact gate reads (tauguard.analysis.exact._outcome).
+EXACT_KINDS = frozenset({"pass^", "pass@", "asr@", "process_valid^"})
+
+
+def _metric_kind(metric: object) -> str:
+    """The kind of ``--metric`` (``pass^`` when none is given or it does not parse)."""
+    if not isinstance(metric, str):
+        return "pass^"
+    try:
+        spec = parse_metric(metric, scalars=False)
+    except ValueError:
+        return "pass^"
+    return spec.definition.kind if spec.definition is not None else "pass^"
+
+
 def baseline_criterion(ctx: GateContext) -> list[GateCriterion]:
     """The baseline check: exact for deterministic sim pairs, statistical otherwise."""
     run, baseline = ctx.run, ctx.baseline
@@ -581,6 +596,10 @@ def baseline_criterion(ctx: GateContext) -> list[GateCriterion]:
     exact, reason = exact_pairing(baseline, run, ctx.baseline_ref, ctx.run_ref)
     if exact and opts.get("statistical"):
         exact, reason = False, f"--statistical asked for intervals (the runs qualify for the exact gate: {reason})"
+    kind = _metric_kind(opts.get("metric"))
+    if exact and kind not in EXACT_KINDS:
+        # A registered metric's per-trial event is its own (e.g. "every trial failed"): no unit outcome to flip.
+        exact, reason = False, f"the exact gate compares per-trial outcomes of {', '.join(sorted(EXACT_KINDS))}, not {kind}"
     if exact:
         return [exact_check(ctx, reason)]
     mode: GateMode = opts["mode"]  # type: ignore[assignment]
