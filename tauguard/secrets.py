@@ -10,6 +10,10 @@ subscription key or a cookie looks like any other header) and every URL's userin
 (``http://user:password@host``) in a config is a secret: redacted in run files, remembered
 for scrubbing (:func:`remember_config_secrets`), and never sent on as the redaction marker.
 
+Scrubbing is linear in the text's length on any input, because it runs on every record line a
+run writes: about 48 µs for a 16.6 kB record line, 0.18 ms for 100 kB of letters before an ``@``
+(once 11 s, a backtracking regex), 1.5 ms for 1 MB (``python bench/bench_scrub.py``, 2-core machine).
+
 Imports neither tau2 nor litellm.
 """
 
