@@ -27,7 +27,8 @@ class InputFileError(TauguardInputError):
     """The file cannot be read safely; one line for the user."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, by its ``st_mode`` (for one-line refusals)."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -56,7 +57,7 @@ def read_regular_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> b
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputFileError(f"{path}: is {_kind(info.st_mode)}; give a regular file")
+            raise InputFileError(f"{path}: is {file_kind(info.st_mode)}; give a regular file")
         if info.st_size > max_bytes:
             raise InputFileError(f"{path}: {info.st_size} bytes is over the limit of {max_bytes} bytes")
         chunks: list[bytes] = []

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tauguard.errors import TauguardInputError
+from tauguard.safe_read import file_kind
 
 # Files read whole. The manifest is a few KB; the outcome index and tallies take ~70 and ~200
 # bytes per record line.
@@ -50,16 +51,6 @@ class RunFileError(RunLoadError):
     """A file inside a run folder cannot be read safely; one line for the user."""
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def open_run_file(path: str | Path, max_bytes: int) -> BinaryIO | None:
@@ -80,7 +71,7 @@ def open_run_file(path: str | Path, max_bytes: int) -> BinaryIO | None:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RunFileError(f"cannot read {path}: is {_kind(info.st_mode)}; a run folder holds regular files only")
+            raise RunFileError(f"cannot read {path}: is {file_kind(info.st_mode)}; a run folder holds regular files only")
         if info.st_size > max_bytes:
             raise RunFileError(f"cannot read {path}: {info.st_size} bytes is over the limit of {max_bytes} bytes")
     except BaseException:
@@ -136,7 +127,7 @@ def check_regular_or_absent(path: str | Path, verb: str = "use") -> None:
 def check_mode(mode: int, path: str | Path, verb: str = "read") -> None:
     """:class:`RunFileError` unless ``mode`` (an ``st_mode``) is a regular file's."""
     if not stat.S_ISREG(mode):
-        raise RunFileError(f"cannot {verb} {path}: is {_kind(mode)}; a run folder holds regular files only")
+        raise RunFileError(f"cannot {verb} {path}: is {file_kind(mode)}; a run folder holds regular files only")
 
 
 def check_manifest_numbers(trials: int, task_ids: dict[str, list[str]], where: str) -> None:
