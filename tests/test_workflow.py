@@ -137,11 +137,12 @@ def test_premature_stop_is_caught_and_the_sim_continues(tau2):
     assert [(f.fault_class, f.applied, f.intercepted) for f in honest.faults] == [("W", True, True)] and not honest.success
     # Airline task 9: one reservation read, so the open cancel's call is derivable and made; its
     # segments have landed (a documented gold/policy conflict), so the guide's cancel.flown
-    # decision, decided from the flight statuses, holds it.
+    # decision, decided from the flight statuses, refuses it under its clause (the policy forbids it).
     derivable = TrialRecord.model_validate(run_unit(make_unit("airline", "9", fault_profile=profile, strategy="workflow")))
     assert [(f.fault_class, f.applied, f.intercepted) for f in derivable.faults] == [("W", True, True)]
     held = [e for e in derivable.guard_events if e.hook == "before_write"]
-    assert held and all(e.verdict == Verdict.VERIFY and e.evidence["unmet"] == "cancel.flown" for e in held)
+    assert held and all(e.verdict == Verdict.BLOCK and e.evidence["unmet"] == "cancel.flown" for e in held)
+    assert {e.rule_id for e in held} == {"airline.cancel_not_flown"}
     turns = [e for e in guided.guard_events if e.hook == "user_turn"]
     assert turns and all("requests" in e.evidence["state"] for e in turns)
 
